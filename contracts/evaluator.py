@@ -1,0 +1,477 @@
+"""The concrete evaluator: IR compiled once into nested Python closures.
+
+No ``eval``, no ``exec``, no code generation: each node becomes a closure over its children's
+closures, so evaluating a clause is a handful of Python calls. Semantics are those of
+``envfactory.contracts.values``; the tree-walking ``interpreter`` is the reference it is tested
+against and the one that explains failures (sub-expression values, the exact undefined read).
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from envfactory.contracts import ir
+from envfactory.contracts import values as V
+from envfactory.contracts.errors import EvaluationError
+from envfactory.contracts.printer import to_source
+
+
+class Env:
+    """What an expression reads: the state, the call's input and output, and bound variables."""
+
+    __slots__ = ("input", "locals", "output", "state")
+
+    def __init__(self, state: Mapping[str, Any], input: Any = None, output: Any = None) -> None:
+        self.state = state
+        self.input = input
+        self.output = output
+        self.locals: dict[str, Any] = {}
+
+
+Compiled = Callable[[Env], Any]
+
+
+class _Compiler:
+    def __init__(self) -> None:
+        self.bound: list[str] = []
+
+    def compile(self, node: ir.Expr) -> Compiled:
+        method: Callable[[Any], Compiled] = getattr(self, "_" + type(node).__name__)
+        return method(node)
+
+    def _Const(self, node: ir.Const) -> Compiled:
+        value = node.value
+        return lambda env: value
+
+    def _ListLit(self, node: ir.ListLit) -> Compiled:
+        items = [self.compile(i) for i in node.items]
+        return lambda env: [f(env) for f in items]
+
+    def _RecordLit(self, node: ir.RecordLit) -> Compiled:
+        pairs = [(k, self.compile(v)) for k, v in zip(node.keys, node.values, strict=True)]
+        return lambda env: {k: f(env) for k, f in pairs}
+
+    def _Name(self, node: ir.Name) -> Compiled:
+        name = node.id
+        if name in self.bound:
+            return lambda env: env.locals[name]
+        if name == "input":
+            return lambda env: env.input
+        if name == "output":
+            return lambda env: env.output
+
+        def state(env: Env) -> Any:
+            try:
+                return env.state[name]
+            except KeyError:
+                raise EvaluationError(f"state variable {name!r} has no value") from None
+
+        return state
+
+    def _Attr(self, node: ir.Attr) -> Compiled:
+        name = node.name
+        source = to_source(node.obj)
+        if isinstance(node.obj, ir.Index):
+            return self._field_of_item(node.obj, name, source)
+        obj = self.compile(node.obj)
+
+        def attr(env: Env) -> Any:
+            value = obj(env)
+            if value.__class__ is dict:
+                return value.get(name)
+            return V.get_field(value, name, source)
+
+        return attr
+
+    def _field_of_item(self, index: ir.Index, name: str, source: str) -> Compiled:
+        """``c[k].f`` in one closure: the commonest shape in contracts."""
+        container_source = to_source(index.obj)
+        persistent = V.PersistentMap
+        obj = index.obj
+        kkind, kval = self._leaf(index.key)
+        if (
+            isinstance(obj, ir.Name)
+            and obj.id not in self.bound
+            and obj.id not in ("input", "output")
+            and kkind == "local"
+        ):
+            # state_collection[loop_var].field: the body of most quantifiers, read with no inner calls
+            cname, kname = obj.id, kval
+
+            def field_in_loop(env: Env) -> Any:
+                k = env.locals[kname]
+                try:
+                    record = env.state[cname][k]
+                except (KeyError, TypeError):
+                    if cname not in env.state:
+                        raise EvaluationError(f"state variable {cname!r} has no value") from None
+                    record = V.get_item(env.state[cname], k, container_source)
+                if record.__class__ is dict:
+                    return record.get(name)
+                return V.get_field(record, name, source)
+
+            return field_in_loop
+        container_fn = self.compile(index.obj)
+        key_fn = self.compile(index.key)
+
+        def field_of_item(env: Env) -> Any:
+            container = container_fn(env)
+            k = key_fn(env)
+            if container.__class__ is persistent:
+                try:
+                    record = container[k]
+                except KeyError:
+                    raise EvaluationError(f"{container_source} has no key {k!r}") from None
+            else:
+                record = V.get_item(container, k, container_source)
+            if record.__class__ is dict:
+                return record.get(name)
+            return V.get_field(record, name, source)
+
+        return field_of_item
+
+    def _Index(self, node: ir.Index) -> Compiled:
+        obj = self.compile(node.obj)
+        key = self.compile(node.key)
+        source = to_source(node.obj)
+        get_item = V.get_item
+
+        def index(env: Env) -> Any:
+            container = obj(env)
+            k = key(env)
+            if container.__class__ is V.PersistentMap:
+                try:
+                    return container[k]
+                except KeyError:
+                    raise EvaluationError(f"{source} has no key {k!r}") from None
+            return get_item(container, k, source)
+
+        return index
+
+    def _Unary(self, node: ir.Unary) -> Compiled:
+        operand = self.compile(node.operand)
+        source = to_source(node.operand)
+        if node.op == "not":
+            truth = V.truth
+
+            def negate(env: Env) -> bool:
+                value = operand(env)
+                if value is True:
+                    return False
+                if value is False:
+                    return True
+                return not truth(value, source)
+
+            return negate
+        sign = -1 if node.op == "-" else 1
+
+        def signed(env: Env) -> Any:
+            value = operand(env)
+            if not V.is_number(value):
+                raise EvaluationError(f"unary {node.op} needs a number, but {source} is {V.type_name(value)}")
+            return sign * value
+
+        return signed
+
+    def _BinOp(self, node: ir.BinOp) -> Compiled:
+        left = self.compile(node.left)
+        right = self.compile(node.right)
+        op = node.op
+        lsrc, rsrc = to_source(node.left), to_source(node.right)
+        arith = V.arith
+        fast: Callable[[Any, Any], Any] | None = {
+            "+": operator.add,
+            "-": operator.sub,
+            "*": operator.mul,
+        }.get(op)
+        if fast is not None:
+
+            def quick(env: Env) -> Any:
+                a = left(env)
+                b = right(env)
+                if a.__class__ is int and b.__class__ is int:
+                    return fast(a, b)
+                return arith(op, a, b, lsrc, rsrc)
+
+            return quick
+        return lambda env: arith(op, left(env), right(env), lsrc, rsrc)
+
+    def _leaf(self, node: ir.Expr) -> tuple[str, Any]:
+        """Operands read inline by their parent, saving a call: constants and loop variables."""
+        if isinstance(node, ir.Const):
+            return ("const", node.value)
+        if isinstance(node, ir.Name) and node.id in self.bound:
+            return ("local", node.id)
+        return ("fn", self.compile(node))
+
+    def _Compare(self, node: ir.Compare) -> Compiled:
+        op = node.op
+        if op in ("==", "!=", "<", "<=", ">", ">="):
+            special = self._inline_compare(node)
+            if special is not None:
+                return special
+        left = self.compile(node.left)
+        right = self.compile(node.right)
+        lsrc, rsrc = to_source(node.left), to_source(node.right)
+        if op in ("==", "!="):
+            eq = V.strict_eq
+            negated = op == "!="
+
+            def equal(env: Env) -> bool:
+                a = left(env)
+                b = right(env)
+                same = a == b if a.__class__ is b.__class__ else eq(a, b)
+                return not same if negated else bool(same)
+
+            return equal
+        if op in ("in", "not in"):
+            contains = V.contains
+            negate = op == "not in"
+            persistent = V.PersistentMap
+
+            def member(env: Env) -> bool:
+                item = left(env)
+                container = right(env)
+                if container.__class__ is persistent and item.__class__ in (int, str):
+                    found = item in container
+                else:
+                    found = contains(container, item, rsrc)
+                return not found if negate else found
+
+            return member
+        order = V.order
+        fast_ops: dict[str, Callable[[Any, Any], Any]] = {
+            "<": operator.lt,
+            "<=": operator.le,
+            ">": operator.gt,
+            ">=": operator.ge,
+        }
+        fast = fast_ops[op]
+
+        def compare(env: Env) -> bool:
+            a = left(env)
+            b = right(env)
+            if a.__class__ is int and b.__class__ is int:
+                return bool(fast(a, b))
+            return order(op, a, b, lsrc, rsrc)
+
+        return compare
+
+    def _inline_compare(self, node: ir.Compare) -> Compiled | None:
+        """``e OP constant`` and ``e OP loopvar`` (and mirrored) without calling a closure per leaf."""
+        lkind, lval = self._leaf(node.left)
+        rkind, rval = self._leaf(node.right)
+        if (lkind == "fn" and rkind == "fn") or (lkind != "fn" and rkind != "fn"):
+            return None
+        flipped = lkind != "fn"
+        fn: Compiled = rval if flipped else lval
+        kind, payload = (lkind, lval) if flipped else (rkind, rval)
+        op = node.op
+        lsrc, rsrc = to_source(node.left), to_source(node.right)
+        eq = V.strict_eq
+        order = V.order
+        fast = {
+            "==": operator.eq,
+            "!=": operator.ne,
+            "<": operator.lt,
+            "<=": operator.le,
+            ">": operator.gt,
+            ">=": operator.ge,
+        }[op]
+        equality = op in ("==", "!=")
+        is_const = kind == "const"
+
+        def compare(env: Env) -> bool:
+            x = fn(env)
+            y = payload if is_const else env.locals[payload]
+            a, b = (y, x) if flipped else (x, y)
+            if a.__class__ is b.__class__ and (equality or a.__class__ is int or a.__class__ is str):
+                return bool(fast(a, b))
+            if equality:
+                same = eq(a, b)
+                return same if op == "==" else not same
+            return order(op, a, b, lsrc, rsrc)
+
+        return compare
+
+    def _BoolOp(self, node: ir.BoolOp) -> Compiled:
+        operands = [(self.compile(o), to_source(o)) for o in node.operands]
+        truth = V.truth
+        if node.op == "and":
+
+            def conj(env: Env) -> bool:
+                for f, src in operands:
+                    value = f(env)
+                    if value is False:
+                        return False
+                    if value is not True:
+                        truth(value, src)
+                return True
+
+            return conj
+
+        def disj(env: Env) -> bool:
+            for f, src in operands:
+                value = f(env)
+                if value is True:
+                    return True
+                if value is not False:
+                    truth(value, src)
+            return False
+
+        return disj
+
+    def _IfExp(self, node: ir.IfExp) -> Compiled:
+        test = self.compile(node.test)
+        body = self.compile(node.body)
+        orelse = self.compile(node.orelse)
+        source = to_source(node.test)
+        truth = V.truth
+        return lambda env: body(env) if truth(test(env), source) else orelse(env)
+
+    def _Call(self, node: ir.Call) -> Compiled:
+        args = [self.compile(a) for a in node.args]
+        sources = [to_source(a) for a in node.args]
+        func = node.func
+        if func == "len":
+            (arg,) = args
+            length = V.length
+            return lambda env: length(arg(env), sources[0])
+        if func == "implies":
+            premise, conclusion = args
+            truth = V.truth
+
+            def implies(env: Env) -> bool:
+                if not truth(premise(env), sources[0]):
+                    return True
+                return truth(conclusion(env), sources[1])
+
+            return implies
+        if func == "abs":
+            (arg,) = args
+
+            def absolute(env: Env) -> Any:
+                value = arg(env)
+                if not V.is_number(value):
+                    raise EvaluationError(f"abs() needs a number, but {sources[0]} is {V.type_name(value)}")
+                return abs(value)
+
+            return absolute
+        if func in ("min", "max"):
+            first, second = args
+            pick = min if func == "min" else max
+
+            def extreme(env: Env) -> Any:
+                a, b = first(env), second(env)
+                for value, src in ((a, sources[0]), (b, sources[1])):
+                    if not V.is_number(value):
+                        raise EvaluationError(f"{func}() needs numbers, but {src} is {V.type_name(value)}")
+                return pick(a, b)
+
+            return extreme
+        subject, affix = args
+        method = str.startswith if func == "startswith" else str.endswith
+
+        def affix_test(env: Env) -> bool:
+            s, p = subject(env), affix(env)
+            if not isinstance(s, str) or not isinstance(p, str):
+                raise EvaluationError(f"{func}() works on strings, got {V.type_name(s)} and {V.type_name(p)}")
+            return method(s, p)
+
+        return affix_test
+
+    def _Quant(self, node: ir.Quant) -> Compiled:
+        domain = self.compile(node.domain)
+        dsrc = to_source(node.domain)
+        self.bound.append(node.var)
+        try:
+            body = self.compile(node.body)
+            cond = self.compile(node.cond) if node.cond is not None else None
+        finally:
+            self.bound.pop()
+        var = node.var
+        csrc = to_source(node.cond) if node.cond is not None else ""
+        bsrc = to_source(node.body)
+        iterate, truth = V.iterate, V.truth
+        persistent = V.PersistentMap
+
+        def domain_items(env: Env) -> Any:
+            value = domain(env)
+            if value.__class__ is persistent:
+                return value.keys()
+            return iterate(value, dsrc)
+
+        def bind(env: Env, run: Callable[[Any], Any]) -> Any:
+            saved = env.locals.get(var, _UNBOUND)
+            try:
+                return run(domain_items(env))
+            finally:
+                if saved is _UNBOUND:
+                    env.locals.pop(var, None)
+                else:
+                    env.locals[var] = saved
+
+        if node.kind == "sum":
+            constant = (
+                node.body.value if isinstance(node.body, ir.Const) and V.is_number(node.body.value) else None
+            )
+
+            def total(env: Env) -> Any:
+                def run(items: Any) -> Any:
+                    acc: Any = 0
+                    local = env.locals
+                    for item in items:
+                        local[var] = item
+                        if cond is not None:
+                            keep = cond(env)
+                            if keep is not True and (keep is False or not truth(keep, csrc)):
+                                continue
+                        value = constant if constant is not None else body(env)
+                        if value.__class__ is not int and not V.is_number(value):
+                            raise EvaluationError(f"sum() adds numbers, but {bsrc} is {V.type_name(value)}")
+                        acc += value
+                    return acc
+
+                return bind(env, run)
+
+            return total
+        want = node.kind == "any"
+
+        def quantify(env: Env) -> bool:
+            def run(items: Any) -> bool:
+                local = env.locals
+                for item in items:
+                    local[var] = item
+                    if cond is not None:
+                        keep = cond(env)
+                        if keep is not True and (keep is False or not truth(keep, csrc)):
+                            continue
+                    value = body(env)
+                    if value is not True and value is not False:
+                        value = truth(value, bsrc)
+                    if value is want:
+                        return want
+                return not want
+
+            return bind(env, run)
+
+        return quantify
+
+
+_UNBOUND = object()
+
+
+def compile_expr(node: ir.Expr) -> Compiled:
+    """Compile an expression to a closure ``f(env) -> value``.
+
+    The closure raises ``EvaluationError`` where the value is undefined (a missing key, a null
+    read); callers treat that as the failure of the clause.
+    """
+    return _Compiler().compile(node)
+
+
+def covers() -> frozenset[type[ir.Expr]]:
+    """Node types this interpreter handles (checked against ``ir.NODE_TYPES`` in tests)."""
+    return frozenset(t for t in ir.NODE_TYPES if hasattr(_Compiler, "_" + t.__name__))

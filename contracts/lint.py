@@ -1,0 +1,161 @@
+"""Lint on the face of a contract: findings that need no solver.
+
+Unused state, constant clauses, preconditions unsatisfiable on their face, and goals and
+invariants that mention nothing any operation changes. The state-graph layer adds reachability
+findings to the same list.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import attrs
+
+from envfactory.contracts import ir
+from envfactory.contracts.errors import EvaluationError, Location
+from envfactory.contracts.evaluator import Env
+from envfactory.contracts.model import Clause, Contract
+
+
+@attrs.frozen(slots=True)
+class Finding:
+    """One lint result; ``severity`` is ``warning`` or ``info`` (errors stop loading instead)."""
+
+    kind: str
+    severity: str
+    message: str
+    location: Location | None = None
+    operation: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "severity": self.severity,
+            "message": self.message,
+            "location": str(self.location) if self.location is not None else None,
+            "operation": self.operation,
+        }
+
+
+def _state_names(node: ir.Expr, state: set[str]) -> set[str]:
+    return set(ir.free_names(node)) & state
+
+
+def _all_clauses(contract: Contract) -> Iterator[tuple[str | None, Clause]]:
+    for name, op in contract.operations.items():
+        for clause in op.requires + op.ensures:
+            yield name, clause
+    for clause in contract.invariants:
+        yield None, clause
+    for clause in contract.goals.values():
+        yield None, clause
+
+
+def _constant_value(clause: Clause) -> Any:
+    try:
+        return clause.fn(Env({}))
+    except EvaluationError:
+        return None
+
+
+def _contradiction(node: ir.Expr) -> bool:
+    """A clause false on its face: ``e != e``, ``e < e``, ``a and not a``."""
+    match node:
+        case ir.Compare(op=op, left=left, right=right) if op in ("!=", "<", ">") and left == right:
+            return True
+        case ir.BoolOp(op="and", operands=operands):
+            if any(_contradiction(o) for o in operands):
+                return True
+            positives = {o for o in operands if not isinstance(o, ir.Unary)}
+            negated = {o.operand for o in operands if isinstance(o, ir.Unary) and o.op == "not"}
+            return bool(positives & negated)
+        case ir.Const(value=False):
+            return True
+    return False
+
+
+def lint(contract: Contract) -> list[Finding]:
+    """Every face-value finding, in a stable order."""
+    findings: list[Finding] = []
+    state = set(contract.state)
+    read: set[str] = set()
+    written: set[str] = set()
+    for op in contract.operations.values():
+        for effect in op.effects:
+            written.add(effect.target.var)
+            for part in (effect.value, effect.target.key):
+                if part is not None:
+                    read |= _state_names(part, state)
+            if effect.target.key is not None or effect.target.fields:
+                read.add(effect.target.var)
+    for _, clause in _all_clauses(contract):
+        read |= _state_names(clause.expr, state)
+
+    for name, var in contract.state.items():
+        if name not in read and name not in written:
+            findings.append(
+                Finding(
+                    "unused_state", "warning", f"state variable {name!r} is never read nor written", var.loc
+                )
+            )
+        elif name not in read:
+            findings.append(
+                Finding(
+                    "write_only_state",
+                    "info",
+                    f"state variable {name!r} is written but no clause reads it",
+                    var.loc,
+                )
+            )
+
+    for op_name, clause in _all_clauses(contract):
+        names = ir.free_names(clause.expr)
+        if _contradiction(clause.expr):
+            kind = "unsatisfiable_precondition" if clause.kind == "requires" else "constant_clause"
+            findings.append(
+                Finding(
+                    kind,
+                    "warning",
+                    f"{clause.kind} {clause.source!r} is false on its face",
+                    clause.loc,
+                    op_name,
+                )
+            )
+        elif not names:
+            value = _constant_value(clause)
+            if value is False and clause.kind == "requires":
+                findings.append(
+                    Finding(
+                        "unsatisfiable_precondition",
+                        "warning",
+                        f"requires {clause.source!r} is always false: {op_name} can never be called",
+                        clause.loc,
+                        op_name,
+                    )
+                )
+            else:
+                findings.append(
+                    Finding(
+                        "constant_clause",
+                        "warning",
+                        f"{clause.kind} {clause.source!r} is always {str(value).lower()}; it mentions no state, input or output",
+                        clause.loc,
+                        op_name,
+                    )
+                )
+
+    for clause in list(contract.invariants) + list(contract.goals.values()):
+        mentioned = _state_names(clause.expr, state)
+        if mentioned and not (mentioned & written):
+            what = "goal" if clause.kind == "goal" else "invariant"
+            label = f" {clause.name!r}" if clause.name else ""
+            findings.append(
+                Finding(
+                    f"unchanging_{what}",
+                    "warning",
+                    f"{what}{label} {clause.source!r} mentions only {', '.join(sorted(mentioned))}, which no operation changes",
+                    clause.loc,
+                )
+            )
+    return findings

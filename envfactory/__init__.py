@@ -1,0 +1,80 @@
+"""envfactory: turn an API or tool specification into a formally checked, executable, stateful environment.
+
+The public API. Names are imported on first use, so that ``import envfactory`` stays cheap and
+pulls in neither Z3, Hypothesis nor Gymnasium until they are needed.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from envfactory.contracts.errors import (
+    ContractError,
+    EnvfactoryError,
+    EvaluationError,
+    ExpressionError,
+    InputError,
+    Location,
+    RefError,
+    SolverError,
+    TrajectoryError,
+    UsageError,
+)
+from envfactory.contracts.loader import load
+from envfactory.contracts.model import Clause, Contract, Operation, StateVar
+
+if TYPE_CHECKING:
+    from envfactory.statemachine.gym_env import make_env
+    from envfactory.statemachine.simulator import Simulator
+    from envfactory.trajectory import Hole, Step, Trajectory, read_trajectories, write_trajectories
+    from envfactory.verify import Result, verify
+
+_LAZY = {
+    "verify": "envfactory.verify",
+    "Result": "envfactory.verify",
+    "Trajectory": "envfactory.trajectory",
+    "Step": "envfactory.trajectory",
+    "Hole": "envfactory.trajectory",
+    "read_trajectories": "envfactory.trajectory",
+    "write_trajectories": "envfactory.trajectory",
+    "Simulator": "envfactory.statemachine.simulator",
+    "make_env": "envfactory.statemachine.gym_env",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'envfactory' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+__all__ = [
+    "Clause",
+    "Contract",
+    "ContractError",
+    "EnvfactoryError",
+    "EvaluationError",
+    "ExpressionError",
+    "Hole",
+    "InputError",
+    "Location",
+    "Operation",
+    "RefError",
+    "Result",
+    "Simulator",
+    "SolverError",
+    "StateVar",
+    "Step",
+    "Trajectory",
+    "TrajectoryError",
+    "UsageError",
+    "load",
+    "make_env",
+    "read_trajectories",
+    "verify",
+    "write_trajectories",
+]

@@ -1,0 +1,44 @@
+"""Helpers shared by the command modules: exit codes, one-line errors, safe terminal text."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+EXIT_OK = 0
+EXIT_FINDING = 1
+EXIT_USAGE = 2
+EXIT_UNDECIDED = 3
+
+_CONTROL = {i: f"\\x{i:02x}" for i in range(32) if i not in (9,)}
+_CONTROL[127] = "\\x7f"
+for _c in range(0x80, 0xA0):
+    _CONTROL[_c] = f"\\x{_c:02x}"
+
+
+def safe_text(text: str) -> str:
+    """Escape control characters so that hostile names cannot drive the terminal."""
+    return text.translate(_CONTROL)
+
+
+def report_error(message: str, prefix: str = "envfactory: error: ") -> None:
+    """Print one error line on stderr."""
+    click.echo(prefix + safe_text(message), err=True)
+
+
+def debug_enabled() -> bool:
+    ctx = click.get_current_context(silent=True)
+    while ctx is not None:
+        if isinstance(ctx.obj, dict) and ctx.obj.get("debug"):
+            return True
+        ctx = ctx.parent
+    return "--debug" in sys.argv
+
+
+def console(stderr: bool = False) -> Any:
+    """A rich console; plain text when not on a terminal."""
+    from rich.console import Console
+
+    return Console(stderr=stderr, highlight=False, soft_wrap=True)

@@ -1,0 +1,14 @@
+"""`envfactory demo`: placeholder until its layer lands (replace this module whole)."""
+
+from __future__ import annotations
+
+import click
+
+from envfactory.errors import UsageError
+
+
+@click.command("demo", context_settings={"ignore_unknown_options": True})
+@click.argument("args", nargs=-1)
+def command(args: tuple[str, ...]) -> None:
+    """Not built yet."""
+    raise UsageError("'envfactory demo' is not available in this build yet")

@@ -1,0 +1,204 @@
+"""What the importers share: reading records from a log file, default ids, tool-result decoding.
+
+Imports only ``envfactory.trajectory`` and the error types: nothing here runs what it reads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from envfactory.contracts.errors import Location, TrajectoryError
+from envfactory.trajectory import (
+    MAX_DOCUMENT_BYTES,
+    Step,
+    Trajectory,
+    check_value,
+    decode_json,
+    is_json_lines,
+    iter_lines,
+    json_syntax_error,
+    parse_json_value,
+)
+
+_LINE_SUFFIXES = (".jsonl", ".ndjson", ".jsonlines")
+
+
+class Problem(Exception):
+    """One conversation that cannot be imported: a message with the path into the record."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+def read_records(path: Path | str) -> Iterator[tuple[Location, Any] | TrajectoryError]:
+    """The JSON records of a log file: one per line for JSON Lines (streamed; also a ``.json``
+    file that turns out to be JSON Lines, as BFCL ships them), else the whole document as one
+    record at line 0. A record that cannot be parsed is a ``TrajectoryError`` in its place."""
+    name = str(path)
+    if Path(path).suffix.lower() not in _LINE_SUFFIXES:
+        try:
+            size = Path(path).stat().st_size
+            if size > MAX_DOCUMENT_BYTES:
+                yield TrajectoryError(
+                    f"a JSON document is read whole and this one is larger than {MAX_DOCUMENT_BYTES >> 20} "
+                    "MiB; write it as JSON Lines (.jsonl) to stream it",
+                    Location(name),
+                )
+                return
+            data = Path(path).read_bytes()
+        except OSError as err:
+            yield TrajectoryError(f"cannot read file: {err.strerror or err}", Location(name))
+            return
+        if data.startswith(b"\xef\xbb\xbf"):
+            data = data[3:]
+        try:
+            value, _exact = decode_json(data)
+        except orjson.JSONDecodeError as err:
+            if not is_json_lines(data):
+                yield json_syntax_error(err, data, name, 0)
+                return
+        except ValueError as err:
+            yield TrajectoryError(str(err), Location(name))
+            return
+        else:
+            yield Location(name), value
+            return
+    for item in iter_lines(path):
+        if isinstance(item, TrajectoryError):
+            yield item
+            continue
+        number, line = item
+        try:
+            value, _exact = decode_json(line)
+        except orjson.JSONDecodeError as err:
+            if line.strip():
+                yield json_syntax_error(err, line, name, number)
+            continue
+        except ValueError as err:
+            yield TrajectoryError(str(err), Location(name, number))
+            continue
+        yield Location(name, number), value
+
+
+def default_id(source: str, line: int, index: int | None) -> str:
+    """``<file-stem>:<line>`` for a JSON Lines record, ``<file-stem>:<n>`` for the n-th of a list,
+    ``<file-stem>`` for a whole document holding one conversation."""
+    stem = Path(source).stem or source
+    if line:
+        return f"{stem}:{line}" if index is None else f"{stem}:{line}:{index}"
+    return stem if index is None else f"{stem}:{index}"
+
+
+def record_id(record: Any, source: str, line: int, index: int | None) -> str:
+    """A conversation's own ``id`` when it carries a string one, else the default."""
+    if isinstance(record, dict):
+        own = record.get("id")
+        if isinstance(own, str) and own:
+            return own
+        if isinstance(own, int) and not isinstance(own, bool):
+            return str(own)
+    return default_id(source, line, index)
+
+
+def tool_input(value: Any, where: str, location: Location) -> Any:
+    """Tool-call arguments: a JSON string (decoded, with every hostile-input check) or an object."""
+    if isinstance(value, str):
+        if not value.strip():
+            return {}
+        return parse_json_value(value, location=location, what=where)
+    if isinstance(value, dict):
+        return check_value(value, location=location, what=where)
+    if value is None:
+        return {}
+    raise TrajectoryError(
+        f"{where}: must be a JSON string or an object, got {type(value).__name__}", location
+    )
+
+
+def tool_output(value: Any, where: str, location: Location) -> Any:
+    """A tool's result: a string is JSON-decoded when it parses as JSON, else kept as the string."""
+    if isinstance(value, str):
+        try:
+            return parse_json_value(value, location=location, what=where)
+        except TrajectoryError:
+            return check_value(value, location=location, what=where)
+    return check_value(value, location=location, what=where)
+
+
+def text_of(content: Any) -> str | None:
+    """The text of a content value: a string, or a list of parts with ``text`` (OpenAI ``text``,
+    ``input_text``, ``output_text``; Anthropic ``text`` blocks). None when there is no text."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = [
+            part["text"] for part in content if isinstance(part, dict) and isinstance(part.get("text"), str)
+        ]
+        texts += [part for part in content if isinstance(part, str)]
+        if texts:
+            return "".join(texts)
+    return None
+
+
+class PendingStep:
+    """A tool call whose result may arrive later in the log."""
+
+    __slots__ = ("has_output", "input", "meta", "output", "status", "tool")
+
+    def __init__(self, tool: str, value: Any, meta: dict[str, Any]) -> None:
+        self.tool = tool
+        self.input = value
+        self.meta = meta
+        self.output: Any = None
+        self.has_output = False
+        self.status: int | None = None
+
+    def step(self) -> Step:
+        return Step(self.tool, self.input, self.output, self.status, self.has_output, self.meta)
+
+
+def finish(
+    tid: str, pending: list[PendingStep], source: Location, fmt: str, unmatched: list[str]
+) -> Trajectory:
+    meta: dict[str, Any] = {"source": fmt}
+    if unmatched:
+        meta["unmatched_results"] = unmatched
+    return Trajectory(tid, tuple(p.step() for p in pending), meta=meta, source=source)
+
+
+def require_str(container: dict[str, Any], key: str, where: str) -> str:
+    value = container.get(key)
+    if not isinstance(value, str) or not value:
+        if key not in container:
+            raise Problem(f"{where}: missing {key!r}")
+        raise Problem(f"{where}.{key}: must be a non-empty string, got {type(value).__name__}")
+    return value
+
+
+def conversations(
+    data: Any, *, is_item: Any, is_container: Any, container_key: str
+) -> list[tuple[Any, list[Any] | None, int | None]]:
+    """Split the data of one record into conversations: ``(record, items, index)``.
+
+    ``data`` is one conversation (a list of items, or a container object holding them under
+    ``container_key``), or a list of containers. ``items`` is None when the shape is wrong.
+    """
+    if isinstance(data, list):
+        if data and all(isinstance(x, dict) and is_container(x) for x in data):
+            return [(x, _items(x, container_key), i) for i, x in enumerate(data, 1)]
+        if all(isinstance(x, dict) and is_item(x) for x in data):
+            return [(data, data, None)]
+        return [(data, None, None)]
+    if isinstance(data, dict) and is_container(data):
+        return [(data, _items(data, container_key), None)]
+    return [(data, None, None)]
+
+
+def _items(container: dict[str, Any], key: str) -> list[Any] | None:
+    items = container.get(key)
+    return items if isinstance(items, list) else None

@@ -1,0 +1,124 @@
+"""Import Anthropic Messages API logs: assistant ``tool_use`` blocks and the user ``tool_result``
+blocks that answer them by ``tool_use_id``.
+
+Accepted records: a list of messages; a request body (``messages``, with ``system`` and ``tools``
+ignored); a response message (``type: message``); a list of request bodies. A result with
+``is_error: true`` gets status 400 and its text as output; other results have an unknown status
+and their text, JSON-decoded when it parses, as output.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from envfactory.contracts.errors import Location, TrajectoryError
+from envfactory.importers._common import (
+    PendingStep,
+    Problem,
+    check_value,
+    finish,
+    record_id,
+    require_str,
+    text_of,
+    tool_input,
+    tool_output,
+)
+from envfactory.trajectory import Trajectory
+
+FORMAT = "anthropic"
+ERROR_STATUS = 400
+
+
+def import_anthropic(data: Any, *, source: str, line: int = 0) -> Iterator[Trajectory | TrajectoryError]:
+    """One trajectory per conversation in ``data`` (a record read from ``source`` at ``line``)."""
+    location = Location(source, line)
+    if isinstance(data, list) and data and all(_is_container(x) for x in data):
+        records = [(x, record_id(x, source, line, i), f"[{i - 1}].") for i, x in enumerate(data, 1)]
+    else:
+        records = [(data, record_id(data, source, line, None), "")]
+    for record, tid, label in records:
+        try:
+            messages = _messages(record)
+            if messages is None:
+                raise Problem("expected a list of messages, an object with 'messages', or a response message")
+            yield _import(tid, messages, location)
+        except Problem as problem:
+            yield TrajectoryError(label + problem.message, location)
+        except TrajectoryError as err:
+            yield TrajectoryError(label + err.message, location)
+
+
+def _is_container(item: Any) -> bool:
+    return isinstance(item, dict) and isinstance(item.get("messages"), list)
+
+
+def _messages(record: Any) -> list[Any] | None:
+    if isinstance(record, list):
+        return record if all(isinstance(m, dict) and "role" in m for m in record) else None
+    if _is_container(record):
+        return list(record["messages"])
+    if isinstance(record, dict) and "role" in record and "content" in record:
+        return [record]
+    return None
+
+
+def _import(tid: str, messages: list[Any], location: Location) -> Trajectory:
+    pending: list[PendingStep] = []
+    by_id: dict[str, PendingStep] = {}
+    unmatched: list[str] = []
+    for i, message in enumerate(messages):
+        where = f"messages[{i}]"
+        if not isinstance(message, dict):
+            raise Problem(f"{where}: a message must be an object")
+        content = message.get("content")
+        if not isinstance(content, list):
+            continue  # plain text
+        for j, block in enumerate(content):
+            bwhere = f"{where}.content[{j}]"
+            if not isinstance(block, dict):
+                continue
+            kind = block.get("type")
+            if kind == "tool_use":
+                if message.get("role") != "assistant":
+                    raise Problem(f"{bwhere}: a tool_use block in a {message.get('role')!r} message")
+                name = require_str(block, "name", bwhere)
+                block_id = block.get("id")
+                value = tool_input(block.get("input"), f"{bwhere}.input", location)
+                meta: dict[str, Any] = {"message": i}
+                if isinstance(block_id, str):
+                    if block_id in by_id:
+                        raise Problem(f"{bwhere}.id: {block_id!r} is used by an earlier tool_use")
+                    meta["tool_use_id"] = block_id
+                step = PendingStep(name, value, meta)
+                if isinstance(block_id, str):
+                    by_id[block_id] = step
+                pending.append(step)
+            elif kind == "tool_result":
+                use_id = block.get("tool_use_id")
+                target = by_id.get(use_id) if isinstance(use_id, str) else None
+                if target is None:
+                    unmatched.append(str(use_id))
+                    continue
+                if target.has_output:
+                    raise Problem(f"{bwhere}: a second result for tool_use {use_id!r}")
+                _set_result(target, block, bwhere, location)
+    return finish(tid, pending, location, FORMAT, unmatched)
+
+
+def _set_result(step: PendingStep, block: dict[str, Any], where: str, location: Location) -> None:
+    content = block.get("content")
+    text = text_of(content)
+    if block.get("is_error") is True:
+        step.status = ERROR_STATUS
+        step.output = check_value(
+            text if text is not None else content, location=location, what=f"{where}.content"
+        )
+    elif text is not None:
+        step.output = tool_output(text, f"{where}.content", location)
+    else:  # no content, or only non-text blocks (images): keep them as they are
+        step.output = check_value(content, location=location, what=f"{where}.content")
+    step.has_output = True
+
+
+__all__ = ["FORMAT", "import_anthropic"]

@@ -1,0 +1,170 @@
+"""Import OpenAI Chat Completions logs: assistant ``tool_calls`` and the ``tool`` messages that answer them.
+
+Accepted records: a list of messages; an object with ``messages`` (a request body, or a
+fine-tuning line with ``tools``); a completion response (``choices[*].message``); a list of such
+objects. The legacy ``function_call`` / ``role: function`` pair reads too. Arguments are JSON
+strings; one that does not parse is an error for that conversation, pinned to the message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from envfactory.contracts.errors import Location, TrajectoryError
+from envfactory.importers._common import (
+    PendingStep,
+    Problem,
+    default_id,
+    finish,
+    record_id,
+    require_str,
+    text_of,
+    tool_input,
+    tool_output,
+)
+from envfactory.trajectory import Trajectory
+
+FORMAT = "openai-chat"
+
+
+def import_openai_chat(data: Any, *, source: str, line: int = 0) -> Iterator[Trajectory | TrajectoryError]:
+    """One trajectory per conversation in ``data`` (a record read from ``source`` at ``line``)."""
+    location = Location(source, line)
+    for tid, messages, label in _conversations(data, source, line):
+        try:
+            if messages is None:
+                raise Problem(
+                    "expected a list of chat messages, an object with 'messages', or a completion with "
+                    "'choices'"
+                )
+            yield _import(tid, messages, location)
+        except Problem as problem:
+            yield TrajectoryError(label + problem.message, location)
+        except TrajectoryError as err:
+            yield TrajectoryError(label + err.message, location)
+
+
+def _conversations(data: Any, source: str, line: int) -> list[tuple[str, list[Any] | None, str]]:
+    if isinstance(data, list) and data and all(_is_container(x) for x in data):
+        out = []
+        for index, item in enumerate(data, 1):
+            for tid, messages, label in _one_record(item, source, line, index):
+                out.append((tid, messages, f"[{index - 1}]{'.' if not label else ''}{label}"))
+        return out
+    return _one_record(data, source, line, None)
+
+
+def _one_record(
+    data: Any, source: str, line: int, index: int | None
+) -> list[tuple[str, list[Any] | None, str]]:
+    tid = record_id(data, source, line, index)
+    if isinstance(data, list):
+        ok = all(isinstance(x, dict) and "role" in x for x in data)
+        return [(tid, data if ok else None, "")]
+    if isinstance(data, dict):
+        if isinstance(data.get("messages"), list):
+            return [(tid, data["messages"], "")]
+        choices = data.get("choices")
+        if isinstance(choices, list) and choices:
+            out = []
+            for k, choice in enumerate(choices):
+                message = choice.get("message") if isinstance(choice, dict) else None
+                ctid = tid if len(choices) == 1 else f"{tid}:{k}"
+                label = f"choices[{k}]."
+                out.append((ctid, [message] if isinstance(message, dict) else None, label))
+            return out
+        if "role" in data:
+            return [(tid, [data], "")]
+    return [(default_id(source, line, index), None, "")]
+
+
+def _is_container(item: Any) -> bool:
+    return isinstance(item, dict) and (
+        isinstance(item.get("messages"), list) or isinstance(item.get("choices"), list)
+    )
+
+
+def _import(tid: str, messages: list[Any], location: Location) -> Trajectory:
+    pending: list[PendingStep] = []
+    by_id: dict[str, PendingStep] = {}
+    legacy: list[PendingStep] = []
+    unmatched: list[str] = []
+    for i, message in enumerate(messages):
+        where = f"messages[{i}]"
+        if not isinstance(message, dict):
+            raise Problem(f"{where}: a message must be an object")
+        role = message.get("role")
+        if role == "assistant":
+            calls = message.get("tool_calls")
+            if calls is not None:
+                if not isinstance(calls, list):
+                    raise Problem(f"{where}.tool_calls: must be a list")
+                for j, call in enumerate(calls):
+                    step = _tool_call(call, f"{where}.tool_calls[{j}]", i, location)
+                    if step is None:
+                        continue
+                    call_id = step.meta.get("call_id")
+                    if call_id is not None:
+                        if call_id in by_id:
+                            raise Problem(
+                                f"{where}.tool_calls[{j}].id: {call_id!r} is used by an earlier call"
+                            )
+                        by_id[call_id] = step
+                    pending.append(step)
+            function_call = message.get("function_call")
+            if function_call is not None:
+                step = _function(function_call, f"{where}.function_call", i, location)
+                pending.append(step)
+                legacy.append(step)
+        elif role == "tool":
+            call_id = message.get("tool_call_id")
+            target = by_id.get(call_id) if isinstance(call_id, str) else None
+            if target is None:
+                unmatched.append(str(call_id))
+                continue
+            if target.has_output:
+                raise Problem(f"{where}: a second result for tool call {call_id!r}")
+            _set_output(target, message.get("content"), f"{where}.content", location)
+        elif role == "function":
+            name = message.get("name")
+            target = next((s for s in legacy if s.tool == name and not s.has_output), None)
+            if target is None:
+                unmatched.append(str(name))
+                continue
+            _set_output(target, message.get("content"), f"{where}.content", location)
+    return finish(tid, pending, location, FORMAT, unmatched)
+
+
+def _tool_call(call: Any, where: str, index: int, location: Location) -> PendingStep | None:
+    if not isinstance(call, dict):
+        raise Problem(f"{where}: a tool call must be an object")
+    if call.get("type", "function") != "function":
+        return None  # custom tools carry free text, not JSON arguments
+    function = call.get("function")
+    if not isinstance(function, dict):
+        raise Problem(f"{where}.function: missing, or not an object")
+    name = require_str(function, "name", f"{where}.function")
+    value = tool_input(function.get("arguments"), f"{where}.function.arguments", location)
+    meta: dict[str, Any] = {"message": index}
+    call_id = call.get("id")
+    if isinstance(call_id, str):
+        meta["call_id"] = call_id
+    return PendingStep(name, value, meta)
+
+
+def _function(call: Any, where: str, index: int, location: Location) -> PendingStep:
+    if not isinstance(call, dict):
+        raise Problem(f"{where}: must be an object with 'name' and 'arguments'")
+    name = require_str(call, "name", where)
+    value = tool_input(call.get("arguments"), f"{where}.arguments", location)
+    return PendingStep(name, value, {"message": index})
+
+
+def _set_output(step: PendingStep, content: Any, where: str, location: Location) -> None:
+    text = text_of(content)
+    if text is not None:
+        step.output = tool_output(text, where, location)
+    elif content is not None:
+        step.output = tool_output(content, where, location)
+    step.has_output = True

@@ -1,0 +1,111 @@
+"""Import OpenAI Responses API logs: ``function_call`` items and the ``function_call_output`` items
+that answer them by ``call_id``.
+
+Accepted records: a list of items; a request (``input``), a response (``output``) or both in one
+object; an input-items listing (``data``); a list of such objects. Items of other types
+(messages, reasoning, built-in tools) are skipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from envfactory.contracts.errors import Location, TrajectoryError
+from envfactory.importers._common import (
+    PendingStep,
+    Problem,
+    finish,
+    record_id,
+    require_str,
+    text_of,
+    tool_input,
+    tool_output,
+)
+from envfactory.trajectory import Trajectory
+
+FORMAT = "openai-responses"
+ITEM_TYPES = frozenset({"function_call", "function_call_output"})
+_KEYS = ("input", "output", "data")
+
+
+def import_openai_responses(
+    data: Any, *, source: str, line: int = 0
+) -> Iterator[Trajectory | TrajectoryError]:
+    """One trajectory per conversation in ``data`` (a record read from ``source`` at ``line``)."""
+    location = Location(source, line)
+    if isinstance(data, list) and data and all(_is_container(x) for x in data):
+        records = [(x, record_id(x, source, line, i), f"[{i - 1}].") for i, x in enumerate(data, 1)]
+    else:
+        records = [(data, record_id(data, source, line, None), "")]
+    for record, tid, label in records:
+        try:
+            items = _items(record)
+            if items is None:
+                raise Problem(
+                    "expected a list of Responses API items, or an object with 'input', 'output' or 'data'"
+                )
+            yield _import(tid, items, location)
+        except Problem as problem:
+            yield TrajectoryError(label + problem.message, location)
+        except TrajectoryError as err:
+            yield TrajectoryError(label + err.message, location)
+
+
+def _is_container(item: Any) -> bool:
+    return isinstance(item, dict) and "type" not in item and any(isinstance(item.get(k), list) for k in _KEYS)
+
+
+def _items(record: Any) -> list[tuple[str, Any]] | None:
+    """The items with their paths, request input first, then the response output."""
+    if isinstance(record, list):
+        return [(f"[{i}]", item) for i, item in enumerate(record)]
+    if _is_container(record):
+        out: list[tuple[str, Any]] = []
+        for key in _KEYS:
+            items = record.get(key)
+            if isinstance(items, list):
+                out.extend((f"{key}[{i}]", item) for i, item in enumerate(items))
+        return out
+    if isinstance(record, dict) and record.get("type") in ITEM_TYPES:
+        return [("", record)]
+    return None
+
+
+def _import(tid: str, items: list[tuple[str, Any]], location: Location) -> Trajectory:
+    pending: list[PendingStep] = []
+    by_id: dict[str, PendingStep] = {}
+    unmatched: list[str] = []
+    for where, item in items:
+        if not isinstance(item, dict):
+            raise Problem(f"{where}: an item must be an object")
+        kind = item.get("type")
+        if kind == "function_call":
+            name = require_str(item, "name", where)
+            value = tool_input(item.get("arguments"), f"{where}.arguments", location)
+            call_id = item.get("call_id", item.get("id"))
+            meta: dict[str, Any] = {"item": where}
+            if isinstance(call_id, str):
+                if call_id in by_id:
+                    raise Problem(f"{where}.call_id: {call_id!r} is used by an earlier call")
+                meta["call_id"] = call_id
+            step = PendingStep(name, value, meta)
+            if isinstance(call_id, str):
+                by_id[call_id] = step
+            pending.append(step)
+        elif kind == "function_call_output":
+            call_id = item.get("call_id")
+            target = by_id.get(call_id) if isinstance(call_id, str) else None
+            if target is None:
+                unmatched.append(str(call_id))
+                continue
+            if target.has_output:
+                raise Problem(f"{where}: a second output for call {call_id!r}")
+            output = item.get("output")
+            text = text_of(output)
+            target.output = tool_output(text if text is not None else output, f"{where}.output", location)
+            target.has_output = True
+    return finish(tid, pending, location, FORMAT, unmatched)
+
+
+__all__ = ["FORMAT", "import_openai_responses"]

@@ -1,0 +1,93 @@
+"""Tell which log format a record is in, from its structure alone (for ``import auto``).
+
+The formats differ in how they spell a tool call: native ``steps``, BFCL ``ground_truth``, OpenAI
+chat ``tool_calls`` / ``role: tool``, Responses ``function_call`` items, Anthropic ``tool_use`` /
+``tool_result`` blocks. A conversation with no tool call at all is plain chat, which every chat
+importer reads the same way (as zero steps): it is reported as ``openai-chat``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from envfactory.contracts.errors import TrajectoryError
+
+FORMATS = ("native", "openai-chat", "openai-responses", "anthropic", "bfcl")
+_RESPONSES_ITEMS = frozenset({"function_call", "function_call_output"})
+_ANTHROPIC_BLOCKS = frozenset({"tool_use", "tool_result"})
+_SCAN = 10_000
+"""Items looked at before giving up on a list."""
+
+
+def sniff(data: Any) -> str:
+    """The format name of one record (``native``, ``openai-chat``, ``openai-responses``,
+    ``anthropic`` or ``bfcl``); ``TrajectoryError`` when the structure fits none of them."""
+    found = _sniff(data)
+    if found is None:
+        raise TrajectoryError(
+            "cannot tell the log format from its structure; name it: "
+            "envfactory import {" + "|".join(FORMATS) + "} FILE"
+        )
+    return "openai-chat" if found == _PLAIN else found
+
+
+_PLAIN = "plain"  # a conversation without tool calls
+
+
+def _sniff(data: Any) -> str | None:
+    if isinstance(data, dict):
+        return _sniff_object(data)
+    if not isinstance(data, list):
+        return None
+    dicts = [x for x in data[:_SCAN] if isinstance(x, dict)]
+    if not dicts:
+        return None
+    if not any(_is_record(x) for x in dicts):
+        return _sniff_items(dicts)  # one conversation: a list of messages or items
+    plain = None
+    for record in dicts:  # a list of conversations: the first one with a tool call decides
+        found = _sniff_object(record)
+        if found is not None and found != _PLAIN:
+            return found
+        plain = plain or found
+    return plain
+
+
+def _is_record(item: dict[str, Any]) -> bool:
+    return any(key in item for key in ("steps", "ground_truth", "messages", "choices")) or (
+        "type" not in item and any(isinstance(item.get(k), list) for k in ("input", "output", "data"))
+    )
+
+
+def _sniff_object(data: dict[str, Any]) -> str | None:
+    if "ground_truth" in data:
+        return "bfcl"
+    if isinstance(data.get("steps"), list):
+        return "native"
+    if isinstance(data.get("messages"), list):
+        return _sniff_items([m for m in data["messages"][:_SCAN] if isinstance(m, dict)])
+    if isinstance(data.get("choices"), list):
+        return "openai-chat"
+    if "type" not in data and any(isinstance(data.get(k), list) for k in ("input", "output", "data")):
+        return "openai-responses"
+    if data.get("type") in _RESPONSES_ITEMS or "role" in data:
+        return _sniff_items([data])
+    return None
+
+
+def _sniff_items(items: list[dict[str, Any]]) -> str:
+    """Messages or items of one conversation: the first tool-bearing structure decides."""
+    for item in items[:_SCAN]:
+        if item.get("type") in _RESPONSES_ITEMS:
+            return "openai-responses"
+        if "tool_calls" in item or "function_call" in item or item.get("role") in ("tool", "function"):
+            return "openai-chat"
+        content = item.get("content")
+        if isinstance(content, list) and any(
+            isinstance(block, dict) and block.get("type") in _ANTHROPIC_BLOCKS for block in content
+        ):
+            return "anthropic"
+    return _PLAIN
+
+
+__all__ = ["FORMATS", "sniff"]
