@@ -1,0 +1,181 @@
+"""Input/output schema validation: each schema compiled once, regular expressions that cannot hang.
+
+Schemas are compiled with ``jsonschema-rs`` (a compiled validator, an order of magnitude faster
+than a pure-Python one on the per-call hot path). ``pattern`` and ``patternProperties`` use its
+``fancy-regex`` engine with a backtracking limit, so a catastrophic pattern such as ``^(a+)+$``
+fails to match in bounded time instead of hanging the run. References are never fetched: schemas
+reach this module already bundled (``_refs.bundle``), and the validator is built offline.
+
+``normalize_openapi`` turns OpenAPI's schema dialect into JSON Schema 2020-12 first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import attrs
+import jsonschema_rs
+
+from envfactory.contracts.errors import ContractError, Location
+
+BACKTRACK_LIMIT = 100_000
+REGEX_SIZE_LIMIT = 1 << 20
+MAX_VIOLATIONS = 20
+
+_DRAFT_2020 = "https://json-schema.org/draft/2020-12/schema"
+
+
+@attrs.frozen(slots=True)
+class Violation:
+    """One way a value breaks a schema: where in the value, why, and which keyword said so."""
+
+    path: tuple[str | int, ...]
+    message: str
+    keyword: str
+    schema_path: tuple[str | int, ...] = ()
+
+    @property
+    def where(self) -> str:
+        """The value path as ``a.b[0]`` (empty for the value itself)."""
+        text = ""
+        for part in self.path:
+            text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+        return text
+
+
+def _refuse_retrieval(uri: str) -> Any:
+    raise ValueError(f"references are not fetched ({uri})")
+
+
+class SchemaValidator:
+    """A JSON Schema compiled once; ``is_valid`` / ``first`` / ``violations`` on the hot path."""
+
+    __slots__ = ("_validator", "location", "schema")
+
+    def __init__(self, schema: Mapping[str, Any], location: Location | None = None) -> None:
+        self.schema = dict(schema)
+        self.location = location
+        compiled = dict(self.schema)
+        compiled.setdefault("$schema", _DRAFT_2020)
+        try:
+            self._validator = jsonschema_rs.validator_for(
+                compiled,
+                pattern_options=jsonschema_rs.FancyRegexOptions(
+                    backtrack_limit=BACKTRACK_LIMIT, size_limit=REGEX_SIZE_LIMIT
+                ),
+                retriever=_refuse_retrieval,
+            )
+        except (ValueError, TypeError, jsonschema_rs.ReferencingError) as err:
+            first = str(err).splitlines()[0] if str(err) else type(err).__name__
+            raise ContractError(f"invalid JSON Schema: {first}", location) from None
+
+    def is_valid(self, value: Any) -> bool:
+        try:
+            return bool(self._validator.is_valid(value))
+        except (ValueError, TypeError, OverflowError):
+            return False
+
+    def first(self, value: Any) -> Violation | None:
+        """The first violation, or ``None`` when the value is valid."""
+        if self.is_valid(value):
+            return None
+        for violation in self.violations(value, limit=1):
+            return violation
+        return Violation((), "value cannot be validated (not plain JSON)", "type")
+
+    def violations(self, value: Any, limit: int = MAX_VIOLATIONS) -> Iterator[Violation]:
+        """Up to ``limit`` violations, in the validator's order."""
+        try:
+            errors = self._validator.iter_errors(value)
+            for count, error in enumerate(errors):
+                if count >= limit:
+                    return
+                yield _violation(error)
+        except (ValueError, TypeError, OverflowError) as err:
+            yield Violation((), f"value cannot be validated: {err}", "type")
+
+
+def _violation(error: Any) -> Violation:
+    schema_path = tuple(error.schema_path)
+    keyword = next((str(p) for p in reversed(schema_path) if isinstance(p, str)), "schema")
+    message = str(error.message)
+    if len(message) > 300:
+        message = message[:297] + "..."
+    return Violation(tuple(error.instance_path), message, keyword, schema_path)
+
+
+# -- OpenAPI's dialect --------------------------------------------------------------------------
+
+_SUBSCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+_SUBSCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
+_SUBSCHEMA_ONE = (
+    "items",
+    "additionalProperties",
+    "not",
+    "if",
+    "then",
+    "else",
+    "contains",
+    "propertyNames",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+    "additionalItems",
+)
+_OPENAPI_ONLY = ("nullable", "discriminator", "xml", "externalDocs", "example")
+
+
+def normalize_openapi(schema: Any, version: str = "3.0") -> Any:
+    """OpenAPI Schema Objects as JSON Schema 2020-12.
+
+    3.0: ``nullable: true`` admits ``null``; boolean ``exclusiveMinimum``/``exclusiveMaximum``
+    become numeric bounds; ``example`` and other annotations that 2020-12 does not know are
+    dropped. 3.1 documents are already 2020-12 and pass through (``nullable`` still honoured,
+    as many 3.1 documents keep it).
+    """
+    legacy = not str(version).startswith("3.1")
+    return _normalize(schema, legacy, 0)
+
+
+def _normalize(schema: Any, legacy: bool, depth: int) -> Any:
+    if depth > 200 or not isinstance(schema, Mapping):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in _SUBSCHEMA_MAPS and isinstance(value, Mapping):
+            out[key] = {k: _normalize(v, legacy, depth + 1) for k, v in value.items()}
+        elif key in _SUBSCHEMA_LISTS and isinstance(value, list):
+            out[key] = [_normalize(v, legacy, depth + 1) for v in value]
+        elif key in _SUBSCHEMA_ONE:
+            if key == "items" and isinstance(value, list):  # draft-4 tuple form
+                out["prefixItems"] = [_normalize(v, legacy, depth + 1) for v in value]
+            else:
+                out[key] = _normalize(value, legacy, depth + 1)
+        elif key in _OPENAPI_ONLY:
+            continue
+        else:
+            out[key] = value
+    if legacy:
+        for bound, limit in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
+            flag = out.get(bound)
+            if isinstance(flag, bool):
+                del out[bound]
+                if flag and limit in out:
+                    out[bound] = out.pop(limit)
+    if schema.get("nullable") is True:
+        out = _nullable(out)
+    return out
+
+
+def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
+    kind = schema.get("type")
+    if isinstance(kind, str):
+        schema["type"] = [kind, "null"] if kind != "null" else kind
+    elif isinstance(kind, list):
+        if "null" not in kind:
+            schema["type"] = [*kind, "null"]
+    else:
+        return {"anyOf": [schema, {"type": "null"}]}
+    if isinstance(schema.get("enum"), list) and None not in schema["enum"]:
+        schema["enum"] = [*schema["enum"], None]
+    return schema
