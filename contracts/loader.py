@@ -110,21 +110,34 @@ def validate_document(doc: Any, path: Path) -> None:
     if error is None:
         return
     where = _source.locate(doc, list(error.absolute_path), Location(str(path)))
+    extra = _extra_key(error)
+    if extra is not None:  # point at the offending key itself
+        where = _source.key_location(error.instance, extra, where)
     field = "/".join(str(p) for p in error.absolute_path) or "the document"
     message = _schema_message(error)
     raise ContractError(f"{field}: {message}", where)
 
 
+def _allowed_keys(error: jsonschema.ValidationError) -> list[str]:
+    schema = error.schema
+    return list((schema.get("properties") or {}).keys()) if isinstance(schema, Mapping) else []
+
+
+def _extra_key(error: jsonschema.ValidationError) -> Any | None:
+    """The first key that ``additionalProperties: false`` refused, if that is the error."""
+    if error.validator != "additionalProperties" or not isinstance(error.instance, Mapping):
+        return None
+    allowed = _allowed_keys(error)
+    return next((k for k in error.instance if k not in allowed and not str(k).startswith("x-")), None)
+
+
 def _schema_message(error: jsonschema.ValidationError) -> str:
-    if error.validator == "additionalProperties" and isinstance(error.instance, Mapping):
-        allowed = (
-            list((error.schema.get("properties") or {}).keys()) if isinstance(error.schema, Mapping) else []
-        )
-        extra = [k for k in error.instance if k not in allowed and not str(k).startswith("x-")]
-        if extra:
-            hint = difflib.get_close_matches(str(extra[0]), allowed, n=1)
-            suggestion = f"; did you mean {hint[0]!r}?" if hint else f" (allowed: {', '.join(allowed)})"
-            return f"unknown key {extra[0]!r}{suggestion}"
+    extra = _extra_key(error)
+    if extra is not None:
+        allowed = _allowed_keys(error)
+        hint = difflib.get_close_matches(str(extra), allowed, n=1)
+        suggestion = f"; did you mean {hint[0]!r}?" if hint else f" (allowed: {', '.join(allowed)})"
+        return f"unknown key {extra!r}{suggestion}"
     if error.validator == "oneOf":
         return "expected an expression string or {check: ..., error: {status: ...}}"
     message = error.message

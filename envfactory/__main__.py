@@ -1,0 +1,5 @@
+"""``python -m envfactory``: the same entry point as the ``envfactory`` command."""
+
+from envfactory.cli import main
+
+main()

@@ -1,0 +1,68 @@
+"""Bad input on the command line: one line naming the place, exit code 2, no traceback unless --debug."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "examples" / "bank" / "bank.yaml"
+
+
+def run(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "envfactory.cli", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_check_on_a_good_contract_exits_zero() -> None:
+    result = run("check", str(EXAMPLE))
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize(
+    ("content", "needle"),
+    [
+        (
+            'envfactory: "1"\noperations: {op: {}}\nstate: {x: {type: integer, initial: 0}}\ninvariants: [y > 0]\n',
+            ":4:",
+        ),
+        ("envfactory: '1'\noperations: {op: {requires: [1 +]}}\n", ":2:"),
+        ("a: !!python/object/apply:os.system ['true']\n", ":1:"),
+        ("envfactory: '1'\noperations: {op: {}}\nbogus: 1\n", ":3:1:"),
+    ],
+)
+def test_broken_contract_is_one_located_line(tmp_path: Path, content: str, needle: str) -> None:
+    path = tmp_path / "broken.yaml"
+    path.write_text(content)
+    result = run("check", str(path))
+    assert result.returncode == 2
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    assert str(path) + needle in lines[0]
+    assert "Traceback" not in result.stderr
+
+
+def test_debug_shows_the_traceback(tmp_path: Path) -> None:
+    path = tmp_path / "broken.yaml"
+    path.write_text("envfactory: '1'\nbogus: 1\n")
+    result = run("--debug", "check", str(path))
+    assert result.returncode != 0
+    assert "Traceback" in result.stderr
+
+
+def test_missing_file_and_wrong_option() -> None:
+    missing = run("check", "no/such/file.yaml")
+    assert missing.returncode == 2 and "no/such/file.yaml" in missing.stderr
+    wrong = run("check", str(EXAMPLE), "--no-such-option")
+    assert wrong.returncode == 2
+    assert len([line for line in wrong.stderr.splitlines() if line.strip()]) == 1
+    unknown = run("no-such-command")
+    assert unknown.returncode == 2 and "Traceback" not in unknown.stderr
