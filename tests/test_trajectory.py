@@ -41,7 +41,12 @@ EXAMPLE = {
     "seed": 7,
     "initial": {"user": "ann"},
     "steps": [
-        {"tool": "addPet", "input": {"id": 1, "name": "Rex"}, "output": {"id": 1, "name": "Rex"}, "status": 200},
+        {
+            "tool": "addPet",
+            "input": {"id": 1, "name": "Rex"},
+            "output": {"id": 1, "name": "Rex"},
+            "status": 200,
+        },
         {"tool": "deletePet", "input": {"petId": {"$var": "p"}}},
     ],
 }
@@ -106,7 +111,12 @@ def test_streams_lines_with_errors_in_place(tmp_path: Path) -> None:
         + b"\n"
     )
     items = list(read_trajectories(path))
-    assert [type(i).__name__ for i in items] == ["Trajectory", "TrajectoryError", "TrajectoryError", "Trajectory"]
+    assert [type(i).__name__ for i in items] == [
+        "Trajectory",
+        "TrajectoryError",
+        "TrajectoryError",
+        "Trajectory",
+    ]
     assert str(items[1]).startswith(f"{path}:4: steps[0]: a step must be an object")
     assert str(items[2]).startswith(f"{path}:5:2: invalid JSON")
     last = items[3]
@@ -119,22 +129,40 @@ def test_default_id_is_stem_and_line() -> None:
 
 
 def test_null_optional_fields_read_as_absent() -> None:
-    traj = one(line({"id": None, "contract": None, "seed": None, "initial": None, "meta": None, "steps": [
-        {"tool": "a", "input": {}, "status": None, "meta": None, "output": None}]}))
+    traj = one(
+        line(
+            {
+                "id": None,
+                "contract": None,
+                "seed": None,
+                "initial": None,
+                "meta": None,
+                "steps": [{"tool": "a", "input": {}, "status": None, "meta": None, "output": None}],
+            }
+        )
+    )
     assert traj.id == "t:1" and traj.seed is None and traj.initial is None
     [step] = traj.steps
     assert step.has_output and step.output is None and step.status is None
 
 
 def test_holes_everywhere_and_same_name() -> None:
-    traj = one(line({
-        "initial": {"user": {"$var": "u"}, "pets": [{"$var": "p"}]},
-        "steps": [
-            {"tool": "a", "input": {"$var": "whole"}},
-            {"tool": "b", "input": {"x": {"deep": [1, {"$var": "u"}]}}, "output": {"id": {"$var": "p"}}},
-        ],
-        "meta": {"note": {"$var": "not-a-hole-in-meta"}},
-    }))
+    traj = one(
+        line(
+            {
+                "initial": {"user": {"$var": "u"}, "pets": [{"$var": "p"}]},
+                "steps": [
+                    {"tool": "a", "input": {"$var": "whole"}},
+                    {
+                        "tool": "b",
+                        "input": {"x": {"deep": [1, {"$var": "u"}]}},
+                        "output": {"id": {"$var": "p"}},
+                    },
+                ],
+                "meta": {"note": {"$var": "not-a-hole-in-meta"}},
+            }
+        )
+    )
     assert traj.initial == {"user": Hole("u"), "pets": [Hole("p")]}
     assert traj.steps[0].input == Hole("whole")
     assert traj.steps[1].input == {"x": {"deep": [1, Hole("u")]}}
@@ -151,8 +179,11 @@ def test_escaped_var_key_is_still_a_hole() -> None:
 @pytest.mark.parametrize(
     ("value", "message"),
     [
-        ({"$var": "x", "other": 1}, "steps[0].input: a hole {\"$var\": ...} must have no other keys, found 'other'"),
-        ({"a": [{"$var": 3}]}, "steps[0].input.a[0]: a hole's \"$var\" must be a non-empty string, got 3"),
+        (
+            {"$var": "x", "other": 1},
+            "steps[0].input: a hole {\"$var\": ...} must have no other keys, found 'other'",
+        ),
+        ({"a": [{"$var": 3}]}, 'steps[0].input.a[0]: a hole\'s "$var" must be a non-empty string, got 3'),
         ({"$var": ""}, "must be a non-empty string"),
     ],
 )
@@ -161,7 +192,9 @@ def test_bad_holes(value: Any, message: str) -> None:
 
 
 def test_initial_may_not_be_a_hole() -> None:
-    assert "initial: the initial state must be an object" in str(error(line({"initial": {"$var": "s"}, "steps": []})))
+    assert "initial: the initial state must be an object" in str(
+        error(line({"initial": {"$var": "s"}, "steps": []}))
+    )
 
 
 @pytest.mark.parametrize(
@@ -174,13 +207,22 @@ def test_initial_may_not_be_a_hole() -> None:
         ({"steps": [{"tool": 3, "input": {}}]}, "steps[0].tool: must be a non-empty string, got 3"),
         ({"steps": [{"input": {}}]}, "steps[0]: missing required field 'tool'"),
         ({"steps": [{"tool": "a"}]}, "steps[0]: missing required field 'input'"),
-        ({"steps": [{"tool": "a", "input": {}, "status": "ok"}]}, 'steps[0].status: must be an integer HTTP status 100..599, got "ok"'),
+        (
+            {"steps": [{"tool": "a", "input": {}, "status": "ok"}]},
+            'steps[0].status: must be an integer HTTP status 100..599, got "ok"',
+        ),
         ({"steps": [{"tool": "a", "input": {}, "status": 99}]}, "status 100..599, got 99"),
         ({"steps": [{"tool": "a", "input": {}, "status": 600}]}, "status 100..599, got 600"),
         ({"steps": [{"tool": "a", "input": {}, "status": True}]}, "status 100..599, got true"),
         ({"steps": [{"tool": "a", "input": {}, "status": 200.5}]}, "status 100..599, got 200.5"),
-        ({"steps": [], "extra": 1}, "unknown trajectory field 'extra' (allowed: id, contract, seed, initial, steps, meta"),
-        ({"steps": [{"tool": "a", "input": {}, "args": 1, "why": 2}]}, "steps[0]: unknown step fields 'args', 'why'"),
+        (
+            {"steps": [], "extra": 1},
+            "unknown trajectory field 'extra' (allowed: id, contract, seed, initial, steps, meta",
+        ),
+        (
+            {"steps": [{"tool": "a", "input": {}, "args": 1, "why": 2}]},
+            "steps[0]: unknown step fields 'args', 'why'",
+        ),
         ({"id": 5, "steps": []}, "id: must be a string, got 5"),
         ({"seed": "7", "steps": []}, 'seed: must be an integer, got "7"'),
         ({"contract": ["a"], "steps": []}, "contract: must be a string"),
@@ -202,7 +244,11 @@ def test_integral_float_status_reads_as_integer() -> None:
 @pytest.mark.parametrize(
     ("raw", "message", "col"),
     [
-        (b'{"steps": [{"tool": "a", "input": {"x": NaN}}]}', "NaN and Infinity are not valid JSON numbers", 41),
+        (
+            b'{"steps": [{"tool": "a", "input": {"x": NaN}}]}',
+            "NaN and Infinity are not valid JSON numbers",
+            41,
+        ),
         (b'{"steps": [{"tool": "a", "input": {"x": Infinity}}]}', "NaN and Infinity", 41),
         (b'{"steps": [{"tool": "a", "input": {"x": -Infinity}}]}', "NaN and Infinity", None),
         (b'{"steps": [{"tool": "a", "input": {"x": 1e400}}]}', "number too large for a 64-bit float", 41),
@@ -223,7 +269,9 @@ def test_hostile_json(raw: bytes, message: str, col: int | None) -> None:
 
 def test_valid_surrogate_pair_reads() -> None:
     assert one(traj_line({"x": "\U0001f600"})).steps[0].input == {"x": "\U0001f600"}
-    assert one(b'{"steps": [{"tool": "a", "input": {"x": "\\ud83d\\ude00"}}]}').steps[0].input == {"x": "\U0001f600"}
+    assert one(b'{"steps": [{"tool": "a", "input": {"x": "\\ud83d\\ude00"}}]}').steps[0].input == {
+        "x": "\U0001f600"
+    }
 
 
 @pytest.mark.parametrize("value", [2**64, -(2**63) - 1, 10**30, -(10**19)])
@@ -235,7 +283,12 @@ def test_integers_beyond_64_bits_are_rejected(value: int) -> None:
 
 @pytest.mark.parametrize("value", [2**64 - 1, -(2**63), 10**18, 1234567890123456789])
 def test_integers_within_64_bits_are_exact(value: int) -> None:
-    raw = b'{"seed": %d, "steps": [{"tool": "a", "input": {"n": %d, "s": "%d%d"}}]}' % (value, value, value, value)
+    raw = b'{"seed": %d, "steps": [{"tool": "a", "input": {"n": %d, "s": "%d%d"}}]}' % (
+        value,
+        value,
+        value,
+        value,
+    )
     traj = one(raw)
     assert traj.seed == value and traj.steps[0].input["n"] == value
     assert isinstance(traj.steps[0].input["n"], int)
@@ -329,7 +382,12 @@ def test_json_file_with_one_trajectory(tmp_path: Path) -> None:
 
 def test_json_file_with_a_list_keeps_good_items(tmp_path: Path) -> None:
     path = tmp_path / "list.json"
-    path.write_text(json.dumps([{"steps": []}, {"steps": 3}, {"id": "z", "steps": [{"tool": "a", "input": {"$var": "h"}}]}], indent=1))
+    path.write_text(
+        json.dumps(
+            [{"steps": []}, {"steps": 3}, {"id": "z", "steps": [{"tool": "a", "input": {"$var": "h"}}]}],
+            indent=1,
+        )
+    )
     first, bad, last = read_trajectories(path)
     assert isinstance(first, Trajectory) and first.id == "list:1"
     assert isinstance(bad, TrajectoryError) and bad.message.startswith("item 2: steps: must be a list")
@@ -350,12 +408,56 @@ def test_json_file_syntax_error_has_line_and_column(tmp_path: Path) -> None:
     assert isinstance(err, TrajectoryError) and err.location == Location(str(path), 3, 18)
 
 
-def test_json_file_too_large(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_json_file_with_one_object_too_large(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(tr, "MAX_DOCUMENT_BYTES", 100)
     path = tmp_path / "big.json"
-    path.write_text(json.dumps([EXAMPLE] * 3))
+    path.write_text(json.dumps({**EXAMPLE, "meta": {"pad": "x" * 200}}))
     [err] = read_trajectories(path)
     assert isinstance(err, TrajectoryError) and "write it as JSON Lines" in err.message
+
+
+def test_json_list_streams_in_flat_memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tr, "_CHUNK", 64 << 10)
+    path = tmp_path / "big.json"
+    item = {**EXAMPLE, "meta": {"pad": "x" * 1000}}
+    count = 3000  # ~3.4 MB on disk
+    with open(path, "wb") as handle:
+        handle.write(b"[\n")
+        for i in range(count):
+            handle.write(orjson.dumps({**item, "id": f"t{i}"}) + (b",\n" if i < count - 1 else b"\n"))
+        handle.write(b"]\n")
+    tracemalloc.start()
+    seen = 0
+    for traj in read_trajectories(path):  # consumed one at a time, never listed
+        assert isinstance(traj, Trajectory) and traj.id == f"t{seen}" and traj.source.line == seen + 2
+        seen += 1
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert seen == count
+    assert path.stat().st_size > 3_000_000
+    assert peak < 1_000_000  # a few read chunks, whatever the file size
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("[]", []),
+        ('[{"steps": []},]', ["ok", "item 2: empty list item"]),
+        ('[{"steps": []},,{"steps": []}]', ["ok", "item 2: empty list item", "ok"]),
+        ('[{"steps": []}', ["the list is not closed"]),
+        ('[{"steps": []}] junk', ["ok", "text after the end of the list"]),
+        (
+            '[1, {"steps": []}}',
+            ["item 1: a trajectory must be a JSON object", "ok", "'}' where the list should close"],
+        ),
+        ('[{"id": "a]},[\\"", "steps": []}]', ["ok"]),
+    ],
+)
+def test_json_list_structure_errors(tmp_path: Path, text: str, expected: list[str]) -> None:
+    path = tmp_path / "l.json"
+    path.write_text(text)
+    got = ["ok" if isinstance(x, Trajectory) else x.message for x in read_trajectories(path)]
+    assert len(got) == len(expected) and all(g.startswith(e) for g, e in zip(got, expected)), got
 
 
 def test_json_file_with_big_integer_rejects_only_its_item(tmp_path: Path) -> None:
@@ -425,7 +527,10 @@ def test_to_json_omits_unknowns_and_keeps_null_output() -> None:
     traj = Trajectory("x", (Step("a", {"k": Hole("h")}), Step("b", [], None, None, True, {"turn": 1})))
     assert to_json(traj) == {
         "id": "x",
-        "steps": [{"tool": "a", "input": {"k": {"$var": "h"}}}, {"tool": "b", "input": [], "output": None, "meta": {"turn": 1}}],
+        "steps": [
+            {"tool": "a", "input": {"k": {"$var": "h"}}},
+            {"tool": "b", "input": [], "output": None, "meta": {"turn": 1}},
+        ],
     }
 
 
@@ -490,12 +595,14 @@ junk = st.one_of(scalars, st.lists(scalars, max_size=2), st.dictionaries(keys, s
 @st.composite
 def mutated_objects(draw: st.DrawFn) -> Any:
     """A valid trajectory object with one random part replaced by junk (often still valid)."""
-    obj = draw(valid_objects)
+    obj: Any = draw(valid_objects)
     where = draw(st.sampled_from(["top", "field", "step", "stepfield", "value"]))
     if where == "top":
         return draw(junk)
     if where == "field":
-        obj[draw(st.sampled_from(["id", "contract", "seed", "initial", "steps", "meta", "other"]))] = draw(junk)
+        obj[draw(st.sampled_from(["id", "contract", "seed", "initial", "steps", "meta", "other"]))] = draw(
+            junk
+        )
     elif obj["steps"]:
         index = draw(st.integers(0, len(obj["steps"]) - 1))
         if where == "step":
@@ -504,32 +611,47 @@ def mutated_objects(draw: st.DrawFn) -> Any:
             field = draw(st.sampled_from(["tool", "input", "output", "status", "meta", "extra"]))
             obj["steps"][index][field] = draw(junk)
         else:
-            obj["steps"][index]["input"] = {"v": draw(junk), "h": draw(st.dictionaries(keys, junk, max_size=2))}
+            obj["steps"][index]["input"] = {
+                "v": draw(junk),
+                "h": draw(st.dictionaries(keys, junk, max_size=2)),
+            }
     return obj
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mutated_objects())
 def test_reader_and_schema_agree(obj: Any) -> None:
     [item] = read(orjson.dumps(obj))
     assert isinstance(item, Trajectory) == VALIDATOR.is_valid(obj), (obj, item)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None, database=None)
 @given(valid_objects)
 def test_fast_reader_and_python_parser_agree(obj: Any) -> None:
-    from_line = one(orjson.dumps(obj))
-    from_python = parse_trajectory(obj, Location("t.jsonl", 1))
-    assert from_line == from_python
+    [from_line] = read(orjson.dumps(obj))
+    from_python: Trajectory | TrajectoryError
+    try:
+        from_python = parse_trajectory(obj, Location("t.jsonl", 1))
+    except TrajectoryError as err:  # e.g. a "$var" key beside others: both readers must refuse it
+        from_python = err
+    if isinstance(from_line, Trajectory):
+        assert from_line == from_python
+    else:
+        assert isinstance(from_python, TrajectoryError)
+        assert from_python.message == from_line.message
 
 
 hole_values = st.recursive(
     st.one_of(scalars, st.builds(Hole, names)),
-    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.sampled_from(["id", "x", "y"]), inner, max_size=3)),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(st.sampled_from(["id", "x", "y"]), inner, max_size=3)
+    ),
     max_leaves=8,
 )
 model_steps = st.builds(
-    lambda tool, value, out, has_output, status, meta: Step(tool, value, out if has_output else None, status, has_output, meta),
+    lambda tool, value, out, has_output, status, meta: Step(
+        tool, value, out if has_output else None, status, has_output, meta
+    ),
     st.sampled_from(["addPet", "login"]),
     hole_values,
     hole_values,
@@ -548,18 +670,19 @@ models = st.builds(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=60, deadline=None, database=None)
 @given(st.lists(models, max_size=3))
 def test_everything_written_validates_and_reads_back(trajs: list[Trajectory]) -> None:
     text = dumps_jsonl(trajs)
-    lines = text.splitlines()
-    assert len(lines) == len(trajs) and text.endswith("\n") or not trajs
+    lines = text.split("\n")[:-1]  # not splitlines(): U+0085 and friends may sit inside strings
+    assert len(lines) == len(trajs)
+    assert text.endswith("\n") or not trajs
     for written in lines:
         VALIDATOR.validate(json.loads(written))
     again = read(text)
     assert all(isinstance(t, Trajectory) for t in again)
-    assert [to_json(t) for t in again] == [to_json(t) for t in trajs]  # type: ignore[arg-type]
-    assert [t.steps for t in again] == [t.steps for t in trajs]  # type: ignore[union-attr]
+    assert [to_json(t) for t in again] == [to_json(t) for t in trajs]
+    assert [t.steps for t in again] == [t.steps for t in trajs]
 
 
 # ------------------------------------------------------------------------------ HF datasets
@@ -571,7 +694,9 @@ def heterogeneous() -> list[Trajectory]:
         one(json.dumps(EXAMPLE)),
         Trajectory("t2", (Step("deletePet", {"petId": 3}, "deleted", 204, True),)),
         Trajectory("t3", (Step("search", [1, "a"], [None, {"x": 1}], None, True, {"turn": 2}),), seed=3),
-        Trajectory("t4", (Step("login", {"name": Hole("n"), "tags": ["x"]}),), initial={"user": None, "n": 5}),
+        Trajectory(
+            "t4", (Step("login", {"name": Hole("n"), "tags": ["x"]}),), initial={"user": None, "n": 5}
+        ),
         Trajectory("t5", ()),
     ]
 
@@ -591,7 +716,9 @@ def test_datasets_loads_a_written_file(tmp_path: Path, offline_datasets: Any) ->
     path = tmp_path / "train.jsonl"
     trajs = heterogeneous()
     write_trajectories(path, trajs)
-    ds = offline_datasets.load_dataset("json", data_files=str(path), split="train", cache_dir=str(tmp_path / "c"))
+    ds = offline_datasets.load_dataset(
+        "json", data_files=str(path), split="train", cache_dir=str(tmp_path / "c")
+    )
     assert ds.num_rows == len(trajs)
     assert ds["id"] == [t.id for t in trajs]
     row = ds[2]
@@ -599,11 +726,16 @@ def test_datasets_loads_a_written_file(tmp_path: Path, offline_datasets: Any) ->
     assert ds[3]["steps"][0]["input"] == {"name": {"$var": "n"}, "tags": ["x"]}
 
 
-def test_datasets_with_trajectory_features_survives_late_heterogeneity(tmp_path: Path, offline_datasets: Any) -> None:
+def test_datasets_with_trajectory_features_survives_late_heterogeneity(
+    tmp_path: Path, offline_datasets: Any
+) -> None:
     """Rows alike for the first chunks and different later: datasets infers the Arrow types from
     the first chunk, so only explicit features (free-form values as Json) load such a file."""
     path = tmp_path / "late.jsonl"
-    alike = [Trajectory(f"a{i}", (Step("addPet", {"id": i, "name": "Rex"}, {"id": i}, 200, True),)) for i in range(400)]
+    alike = [
+        Trajectory(f"a{i}", (Step("addPet", {"id": i, "name": "Rex"}, {"id": i}, 200, True),))
+        for i in range(400)
+    ]
     trajs = alike + heterogeneous()
     write_trajectories(path, trajs)
     ds = offline_datasets.load_dataset(
@@ -619,3 +751,28 @@ def test_datasets_with_trajectory_features_survives_late_heterogeneity(tmp_path:
     assert ds[len(alike) + 3]["steps"][0]["input"] == {"name": {"$var": "n"}, "tags": ["x"]}
     back = parse_trajectory(ds[len(alike)], Location("ds", 1))  # rows read back as trajectories
     assert back.steps[1].input == {"petId": Hole("p")} and back.initial == {"user": "ann"}
+
+
+@settings(max_examples=60, deadline=None, database=None)
+@given(st.lists(valid_objects, max_size=4), st.integers(1, 64), st.booleans())
+def test_json_list_streaming_agrees_with_whole_parse(objs: list[Any], chunk: int, pretty: bool) -> None:
+    """Chunk boundaries anywhere (inside strings, escapes, numbers) change nothing."""
+    import tempfile
+
+    text = json.dumps(objs, indent=1 if pretty else None, ensure_ascii=False)
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "l.json"
+        path.write_text(text, encoding="utf-8")
+        old = tr._CHUNK
+        tr._CHUNK = chunk
+        try:
+            streamed = list(read_trajectories(path))
+        finally:
+            tr._CHUNK = old
+    whole = []
+    for index, obj in enumerate(objs, 1):
+        try:
+            whole.append(parse_trajectory(obj, Location(str(path), 1), default_id=f"l:{index}").steps)
+        except TrajectoryError as err:
+            whole.append(err.message)
+    assert [x.steps if isinstance(x, Trajectory) else x.message.split(": ", 1)[1] for x in streamed] == whole

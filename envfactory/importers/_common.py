@@ -105,19 +105,45 @@ def record_id(record: Any, source: str, line: int, index: int | None) -> str:
     return default_id(source, line, index)
 
 
-def tool_input(value: Any, where: str, location: Location) -> Any:
-    """Tool-call arguments: a JSON string (decoded, with every hostile-input check) or an object."""
+BROKEN_ARGUMENTS = "invalid_arguments"
+"""The step ``meta`` key that marks arguments that could not be decoded (the reason is its value)."""
+
+
+def tool_input(value: Any, where: str, location: Location, meta: dict[str, Any]) -> Any:
+    """Tool-call arguments: a JSON string (decoded, with every hostile-input check) or an object.
+
+    Arguments an agent botched (not JSON, or hostile JSON) are the agent's finding, not an import
+    error: the step keeps the raw text as its input, which no object input schema accepts, and
+    ``meta["invalid_arguments"]`` says why, so that ``verify`` reports the step as ``input_schema``.
+    """
     if isinstance(value, str):
         if not value.strip():
             return {}
-        return parse_json_value(value, location=location, what=where)
-    if isinstance(value, dict):
-        return check_value(value, location=location, what=where)
+        try:
+            return parse_json_value(value, location=location, what=where)
+        except TrajectoryError as err:
+            meta[BROKEN_ARGUMENTS] = err.message
+            return _raw_text(value)
     if value is None:
         return {}
-    raise TrajectoryError(
-        f"{where}: must be a JSON string or an object, got {type(value).__name__}", location
-    )
+    try:
+        return check_value(value, location=location, what=where)
+    except TrajectoryError as err:
+        meta[BROKEN_ARGUMENTS] = err.message
+        return "<unreadable arguments>"
+
+
+def _raw_text(text: str) -> str:
+    """The text as a valid Unicode string (lone surrogates replaced)."""
+    return text.encode("utf-8", "replace").decode("utf-8")
+
+
+def broken_arguments(traj: Trajectory) -> Iterator[tuple[int, Step, str]]:
+    """``(step index, step, reason)`` for each step whose arguments could not be decoded."""
+    for index, step in enumerate(traj.steps):
+        reason = step.meta.get(BROKEN_ARGUMENTS) if step.meta else None
+        if isinstance(reason, str):
+            yield index, step, reason
 
 
 def tool_output(value: Any, where: str, location: Location) -> Any:

@@ -84,8 +84,8 @@ def _import(tid: str, messages: list[Any], location: Location) -> Trajectory:
                     raise Problem(f"{bwhere}: a tool_use block in a {message.get('role')!r} message")
                 name = require_str(block, "name", bwhere)
                 block_id = block.get("id")
-                value = tool_input(block.get("input"), f"{bwhere}.input", location)
                 meta: dict[str, Any] = {"message": i}
+                value = tool_input(block.get("input"), f"{bwhere}.input", location, meta)
                 if isinstance(block_id, str):
                     if block_id in by_id:
                         raise Problem(f"{bwhere}.id: {block_id!r} is used by an earlier tool_use")

@@ -10,6 +10,8 @@ All turns of an entry make one trajectory; each step's ``meta.turn`` is its 0-ba
 from __future__ import annotations
 
 import ast
+import functools
+import importlib.util
 import math
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
@@ -24,25 +26,88 @@ MAX_CALL_CHARS = 1 << 20
 """Longest call string parsed; BFCL's longest is a few hundred characters."""
 
 
+CLASS_DOC_FILES: dict[str, str] = {
+    "GorillaFileSystem": "gorilla_file_system.json",
+    "MathAPI": "math_api.json",
+    "MessageAPI": "message_api.json",
+    "TwitterAPI": "posting_api.json",
+    "TicketAPI": "ticket_api.json",
+    "TradingBot": "trading_bot.json",
+    "TravelAPI": "travel_booking.json",
+    "VehicleControlAPI": "vehicle_control.json",
+    "WebSearchAPI": "web_search.json",
+    "MemoryAPI_kv": "memory_kv.json",
+    "MemoryAPI_vector": "memory_vector.json",
+    "MemoryAPI_rec_sum": "memory_rec_sum.json",
+}
+"""BFCL's API classes and their function-doc files under ``data/multi_turn_func_doc/`` (as in
+``bfcl_eval.constants.executable_backend_config``, copied so that nothing of bfcl_eval is imported)."""
+
+Docs = Mapping[str, Mapping[str, Any]]
+
+
 def import_bfcl(
-    data: Any, *, source: str, function_docs: Mapping[str, Mapping[str, Any]] | None = None, line: int = 0
+    data: Any,
+    *,
+    source: str,
+    function_docs: Docs | None = None,
+    line: int = 0,
+    questions: Mapping[str, tuple[str, ...]] | None = None,
 ) -> Iterator[Trajectory | TrajectoryError]:
-    """One trajectory per ground-truth entry in ``data`` (an entry, or a list of entries)."""
+    """One trajectory per ground-truth entry in ``data`` (an entry, or a list of entries).
+
+    ``function_docs`` name positional arguments; ``questions`` (entry id -> involved classes, see
+    ``load_questions``; default: the installed ``bfcl_eval``'s test entries of the same id) add the
+    docs of the entry's classes and are kept in the trajectory's ``meta.involved_classes``."""
     location = Location(source, line)
-    docs = function_docs or {}
     entries = data if isinstance(data, list) else [data]
     many = isinstance(data, list)
     for index, entry in enumerate(entries, 1):
         label = f"[{index - 1}]: " if many else ""
         try:
-            yield _entry(entry, record_id(entry, source, line, index if many else None), docs, location)
+            tid = record_id(entry, source, line, index if many else None)
+            classes = questions.get(tid) if questions else None
+            if classes is None and tid.startswith("multi_turn_"):
+                classes = installed_questions().get(tid)
+            yield _entry(entry, tid, _docs_for(function_docs, classes), classes, location)
         except Problem as problem:
             if isinstance(entry, dict) and isinstance(entry.get("id"), str):
                 label = f"entry {entry['id']!r}: "
             yield TrajectoryError(label + problem.message, location)
 
 
-def _entry(entry: Any, tid: str, docs: Mapping[str, Mapping[str, Any]], location: Location) -> Trajectory:
+class _Chained(Mapping[str, Mapping[str, Any]]):
+    """The given docs first, then the docs of the entry's classes."""
+
+    def __init__(self, *maps: Docs) -> None:
+        self._maps = maps
+
+    def __getitem__(self, key: str) -> Mapping[str, Any]:
+        for docs in self._maps:
+            if key in docs:
+                return docs[key]
+        raise KeyError(key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter({key: None for docs in self._maps for key in docs})
+
+    def __len__(self) -> int:
+        return len(set().union(*self._maps))
+
+
+def _docs_for(given: Docs | None, classes: tuple[str, ...] | None) -> Docs:
+    if not classes:
+        return given or {}
+    try:
+        by_class = class_function_docs(classes)
+    except InputError as err:
+        raise Problem(f"function docs of {', '.join(classes)}: {err}") from None
+    return _Chained(given, by_class) if given else by_class
+
+
+def _entry(
+    entry: Any, tid: str, docs: Docs, classes: tuple[str, ...] | None, location: Location
+) -> Trajectory:
     if not isinstance(entry, dict):
         raise Problem("a BFCL ground-truth entry must be an object with 'id' and 'ground_truth'")
     turns = entry.get("ground_truth")
@@ -56,6 +121,11 @@ def _entry(entry: Any, tid: str, docs: Mapping[str, Mapping[str, Any]], location
     steps: list[Step] = []
     for t, turn in enumerate(turns):
         if not isinstance(turn, list):
+            if isinstance(turn, dict):
+                raise Problem(
+                    f"ground_truth[{t}]: this is single-turn BFCL ground truth (each function with its "
+                    "acceptable argument values), not a call sequence; only multi-turn files import"
+                )
             raise Problem(f"ground_truth[{t}]: a turn must be a list of call strings")
         for c, call in enumerate(turn):
             where = f"ground_truth[{t}][{c}]"
@@ -67,7 +137,10 @@ def _entry(entry: Any, tid: str, docs: Mapping[str, Mapping[str, Any]], location
             except TrajectoryError as err:
                 raise Problem(err.message) from None
             steps.append(Step(name, value, meta={"turn": t}))
-    return Trajectory(tid, tuple(steps), meta={"source": FORMAT}, source=location)
+    meta: dict[str, Any] = {"source": FORMAT}
+    if classes:
+        meta["involved_classes"] = list(classes)
+    return Trajectory(tid, tuple(steps), meta=meta, source=location)
 
 
 def parse_call(
@@ -179,6 +252,104 @@ def _clip(text: str) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def bfcl_data_dir() -> Path | None:
+    """The ``data/`` folder of the installed ``bfcl_eval`` package (found without importing it),
+    or None when it is not installed."""
+    try:
+        spec = importlib.util.find_spec("bfcl_eval")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    for folder in spec.submodule_search_locations:
+        data = Path(folder) / "data"
+        if (data / "multi_turn_func_doc").is_dir():
+            return data
+    return None
+
+
+def class_doc_files(classes: Iterable[str], data_dir: Path | None = None) -> list[Path]:
+    """The function-doc files of BFCL API classes (``involved_classes`` of a test entry); raise
+    ``InputError`` for an unknown class or when ``bfcl_eval`` is not installed."""
+    root = data_dir or bfcl_data_dir()
+    if root is None:
+        raise InputError(
+            "the BFCL function docs are not at hand: install bfcl-eval (pip install --no-deps "
+            "bfcl-eval) or pass them with --functions FILE"
+        )
+    files = []
+    for name in classes:
+        file = CLASS_DOC_FILES.get(name)
+        if file is None:
+            raise InputError(f"unknown BFCL class {name!r}; known: {', '.join(CLASS_DOC_FILES)}")
+        files.append(root / "multi_turn_func_doc" / file)
+    return files
+
+
+@functools.lru_cache(maxsize=64)
+def class_function_docs(classes: tuple[str, ...]) -> dict[str, dict[str, Any]]:
+    """The union of the installed function docs of BFCL API classes, by function name (cached)."""
+    return load_bfcl_function_docs(class_doc_files(classes))
+
+
+def write_class_docs(classes: Iterable[str], dest: Path | str) -> Path:
+    """Write the function docs of BFCL API classes, joined, to ``dest`` (JSON Lines), a tool list
+    that ``envfactory.load`` reads as one contract for an entry's ``involved_classes``."""
+    out = Path(dest)
+    with open(out, "w", encoding="utf-8") as handle:
+        for path in class_doc_files(classes):
+            text = path.read_text(encoding="utf-8")
+            handle.write(text if text.endswith("\n") else text + "\n")
+    return out
+
+
+def load_questions(path: Path | str) -> dict[str, tuple[str, ...]]:
+    """Entry id -> ``involved_classes`` from a BFCL test-entry file (``BFCL_v4_multi_turn_*.json``,
+    JSON Lines). Entries without classes are left out; raise ``InputError`` when unreadable."""
+    out: dict[str, tuple[str, ...]] = {}
+    for record in read_records(path):
+        if isinstance(record, TrajectoryError):
+            raise InputError(record.message, record.location)
+        _location, value = record
+        for entry in value if isinstance(value, list) else [value]:
+            if not isinstance(entry, dict):
+                continue
+            tid, classes = entry.get("id"), entry.get("involved_classes")
+            if (
+                isinstance(tid, str)
+                and isinstance(classes, list)
+                and all(isinstance(c, str) for c in classes)
+            ):
+                out[tid] = tuple(classes)
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def installed_questions() -> dict[str, tuple[str, ...]]:
+    """Entry id -> involved classes of every multi-turn test entry of the installed ``bfcl_eval``
+    (empty when it is not installed); read once, on the first entry that needs it."""
+    root = bfcl_data_dir()
+    out: dict[str, tuple[str, ...]] = {}
+    if root is None:
+        return out
+    for path in sorted(root.glob("BFCL_v*_multi_turn_*.json")):
+        try:
+            out.update(load_questions(path))
+        except InputError:
+            continue
+    return out
+
+
+def questions_beside(path: Path | str) -> Path | None:
+    """The test-entry file of a ground-truth file as BFCL lays them out (``data/X.json`` for
+    ``data/possible_answer/X.json``), when it exists."""
+    answer = Path(path)
+    if answer.parent.name != "possible_answer":
+        return None
+    candidate = answer.parent.parent / answer.name
+    return candidate if candidate.is_file() else None
+
+
 def load_bfcl_function_docs(paths: Iterable[Path | str]) -> dict[str, dict[str, Any]]:
     """Function docs by name from BFCL doc files (JSON Lines, one doc a line, as BFCL ships them
     under ``data/multi_turn_func_doc/``; a JSON list reads too). Raise ``InputError`` for an
@@ -205,4 +376,17 @@ def load_bfcl_function_docs(paths: Iterable[Path | str]) -> dict[str, dict[str, 
     return docs
 
 
-__all__ = ["FORMAT", "import_bfcl", "load_bfcl_function_docs", "parse_call"]
+__all__ = [
+    "CLASS_DOC_FILES",
+    "FORMAT",
+    "bfcl_data_dir",
+    "class_doc_files",
+    "class_function_docs",
+    "import_bfcl",
+    "installed_questions",
+    "load_bfcl_function_docs",
+    "load_questions",
+    "parse_call",
+    "questions_beside",
+    "write_class_docs",
+]

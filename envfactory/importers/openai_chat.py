@@ -80,9 +80,7 @@ def _one_record(
 
 
 def _is_container(item: Any) -> bool:
-    return isinstance(item, dict) and (
-        isinstance(item.get("messages"), list) or isinstance(item.get("choices"), list)
-    )
+    return isinstance(item, dict) and ("messages" in item or "choices" in item) and "role" not in item
 
 
 def _import(tid: str, messages: list[Any], location: Location) -> Trajectory:
@@ -145,8 +143,8 @@ def _tool_call(call: Any, where: str, index: int, location: Location) -> Pending
     if not isinstance(function, dict):
         raise Problem(f"{where}.function: missing, or not an object")
     name = require_str(function, "name", f"{where}.function")
-    value = tool_input(function.get("arguments"), f"{where}.function.arguments", location)
     meta: dict[str, Any] = {"message": index}
+    value = tool_input(function.get("arguments"), f"{where}.function.arguments", location, meta)
     call_id = call.get("id")
     if isinstance(call_id, str):
         meta["call_id"] = call_id
@@ -157,8 +155,9 @@ def _function(call: Any, where: str, index: int, location: Location) -> PendingS
     if not isinstance(call, dict):
         raise Problem(f"{where}: must be an object with 'name' and 'arguments'")
     name = require_str(call, "name", where)
-    value = tool_input(call.get("arguments"), f"{where}.arguments", location)
-    return PendingStep(name, value, {"message": index})
+    meta: dict[str, Any] = {"message": index}
+    value = tool_input(call.get("arguments"), f"{where}.arguments", location, meta)
+    return PendingStep(name, value, meta)
 
 
 def _set_output(step: PendingStep, content: Any, where: str, location: Location) -> None:

@@ -67,7 +67,7 @@ def _items(record: Any) -> list[tuple[str, Any]] | None:
             if isinstance(items, list):
                 out.extend((f"{key}[{i}]", item) for i, item in enumerate(items))
         return out
-    if isinstance(record, dict) and record.get("type") in ITEM_TYPES:
+    if isinstance(record, dict) and isinstance(record.get("type"), str) and record["type"] in ITEM_TYPES:
         return [("", record)]
     return None
 
@@ -82,9 +82,9 @@ def _import(tid: str, items: list[tuple[str, Any]], location: Location) -> Traje
         kind = item.get("type")
         if kind == "function_call":
             name = require_str(item, "name", where)
-            value = tool_input(item.get("arguments"), f"{where}.arguments", location)
             call_id = item.get("call_id", item.get("id"))
             meta: dict[str, Any] = {"item": where}
+            value = tool_input(item.get("arguments"), f"{where}.arguments", location, meta)
             if isinstance(call_id, str):
                 if call_id in by_id:
                     raise Problem(f"{where}.call_id: {call_id!r} is used by an earlier call")

@@ -19,16 +19,18 @@ _SCAN = 10_000
 """Items looked at before giving up on a list."""
 
 
-def sniff(data: Any) -> str:
+def sniff(data: Any, *, plain: str = "openai-chat") -> str:
     """The format name of one record (``native``, ``openai-chat``, ``openai-responses``,
-    ``anthropic`` or ``bfcl``); ``TrajectoryError`` when the structure fits none of them."""
+    ``anthropic`` or ``bfcl``); ``TrajectoryError`` when the structure fits none of them. A
+    conversation without any tool call is ``plain`` (the format of the records around it, when
+    the caller knows it)."""
     found = _sniff(data)
     if found is None:
         raise TrajectoryError(
             "cannot tell the log format from its structure; name it: "
             "envfactory import {" + "|".join(FORMATS) + "} FILE"
         )
-    return "openai-chat" if found == _PLAIN else found
+    return plain if found == _PLAIN else found
 
 
 _PLAIN = "plain"  # a conversation without tool calls
@@ -70,7 +72,7 @@ def _sniff_object(data: dict[str, Any]) -> str | None:
         return "openai-chat"
     if "type" not in data and any(isinstance(data.get(k), list) for k in ("input", "output", "data")):
         return "openai-responses"
-    if data.get("type") in _RESPONSES_ITEMS or "role" in data:
+    if _kind(data) in _RESPONSES_ITEMS or "role" in data:
         return _sniff_items([data])
     return None
 
@@ -78,16 +80,22 @@ def _sniff_object(data: dict[str, Any]) -> str | None:
 def _sniff_items(items: list[dict[str, Any]]) -> str:
     """Messages or items of one conversation: the first tool-bearing structure decides."""
     for item in items[:_SCAN]:
-        if item.get("type") in _RESPONSES_ITEMS:
+        if _kind(item) in _RESPONSES_ITEMS:
             return "openai-responses"
         if "tool_calls" in item or "function_call" in item or item.get("role") in ("tool", "function"):
             return "openai-chat"
         content = item.get("content")
         if isinstance(content, list) and any(
-            isinstance(block, dict) and block.get("type") in _ANTHROPIC_BLOCKS for block in content
+            isinstance(block, dict) and _kind(block) in _ANTHROPIC_BLOCKS for block in content
         ):
             return "anthropic"
     return _PLAIN
+
+
+def _kind(item: dict[str, Any]) -> str | None:
+    """An item's ``type`` when it is a string (a hostile log may put anything there)."""
+    kind = item.get("type")
+    return kind if isinstance(kind, str) else None
 
 
 __all__ = ["FORMATS", "sniff"]
