@@ -109,15 +109,14 @@ class _Bundler:
         if self.nodes > MAX_NODES:
             raise RefError(f"schema expands to more than {MAX_NODES} nodes", self.where(node))
         if isinstance(node, Mapping):
-            ref = node.get("$ref")
+            if "$ref" in node and not isinstance(node["$ref"], str):
+                raise RefError("$ref must be a string", self.where(node))
             out: dict[str, Any] = {}
             for key, value in node.items():
                 if key == "$ref" and isinstance(value, str):
                     out[key] = self.ref(value, node, file, document, schema_root, chain)
                 else:
                     out[str(key)] = self.copy(value, file, document, schema_root, ())
-            if ref is not None and not isinstance(ref, str):
-                raise RefError("$ref must be a string", self.where(node))
             return out
         if isinstance(node, list):
             return [self.copy(item, file, document, schema_root, ()) for item in node]

@@ -125,6 +125,7 @@ def load_text(text: str, name: str = "<string>") -> Any:
         raise InputError(f"nesting deeper than {MAX_DEPTH} levels", Location(name)) from None
     if node is None:
         return None
+    _check_expansion(node, name)
     return _Builder(name).build(node)
 
 
@@ -146,6 +147,7 @@ def load_json_lines(text: str, name: str) -> LocList:
             ) from None
         if node is None:
             continue
+        _check_expansion(node, name)
         value = _Builder(name, line_offset=number - 1).build(node)
         result.append(value)
         result.item_locs.append(where)
@@ -219,6 +221,46 @@ def _check_nesting(text: str, name: str, first_line: int = 1) -> None:
         elif ch == "#" and prev in " \t\n":
             comment = True
         prev = ch
+
+
+def _check_expansion(root: yaml.Node, name: str) -> None:
+    """Refuse a document whose aliases expand to more than ``MAX_NODES`` values, before building it.
+
+    Sizes are memoized per node, so this costs one pass over the distinct nodes however large
+    the expansion would be (a billion-laughs document is refused at once). Recursive aliases are
+    left to the builder, which names them.
+    """
+    sizes: dict[int, int] = {}
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    on_path: set[int] = set()
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        if done:
+            on_path.discard(key)
+            children = _children(node)
+            total = 1 + sum(sizes.get(id(child), 0) for child in children)
+            sizes[key] = total
+            if total > MAX_NODES:
+                mark = node.start_mark
+                raise InputError(
+                    f"document expands to more than {MAX_NODES} values (an alias bomb?)",
+                    Location(name, mark.line + 1, mark.column + 1),
+                )
+            continue
+        if key in sizes or key in on_path:
+            continue
+        on_path.add(key)
+        stack.append((node, True))
+        stack.extend((child, False) for child in _children(node) if id(child) not in sizes)
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    return []
 
 
 class _Builder:

@@ -145,6 +145,8 @@ def lint(contract: Contract) -> list[Finding]:
                     )
                 )
 
+    findings.extend(_unfilled_collections(contract))
+
     for clause in list(contract.invariants) + list(contract.goals.values()):
         mentioned = _state_names(clause.expr, state)
         if mentioned and not (mentioned & written):
@@ -156,6 +158,52 @@ def lint(contract: Contract) -> list[Finding]:
                     "warning",
                     f"{what}{label} {clause.source!r} mentions only {', '.join(sorted(mentioned))}, which no operation changes",
                     clause.loc,
+                )
+            )
+    return findings
+
+
+def _unfilled_collections(contract: Contract) -> list[Finding]:
+    """Collections that preconditions look into but no operation ever adds to.
+
+    Starting empty (closed world), the operations that need an entry can never succeed; starting
+    unknown (open world, e.g. inferred from OpenAPI), they rely on data the server already holds.
+    """
+    findings: list[Finding] = []
+    for name, var in contract.state.items():
+        if not var.collection:
+            continue
+        filled = any(
+            e.target.var == name and not e.is_delete
+            for op in contract.operations.values()
+            for e in op.effects
+        )
+        if filled:
+            continue
+        needing = [
+            op_name
+            for op_name, op in contract.operations.items()
+            if any(name in ir.free_names(c.expr) for c in op.requires)
+        ]
+        if not needing:
+            continue
+        shown = ", ".join(repr(n) for n in needing[:4]) + (" ..." if len(needing) > 4 else "")
+        if not var.known:
+            findings.append(
+                Finding(
+                    "unfilled_collection",
+                    "info",
+                    f"no operation adds to {name!r}; calls to {shown} rely on entries that exist before the first call",
+                    var.loc,
+                )
+            )
+        elif not var.initial:
+            findings.append(
+                Finding(
+                    "unfilled_collection",
+                    "warning",
+                    f"no operation adds to {name!r} and it starts empty, so calls to {shown} can never succeed",
+                    var.loc,
                 )
             )
     return findings

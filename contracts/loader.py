@@ -78,8 +78,10 @@ def sniff(doc: Any, path: Path) -> str:
             return "openapi"
         if "swagger" in doc:
             raise ContractError("Swagger 2.0 documents are not supported; convert to OpenAPI 3 first", where)
+        result = doc.get("result")
         if (
             "tools" in doc
+            or (isinstance(result, Mapping) and "tools" in result)
             or "functions" in doc
             or ("name" in doc and ("parameters" in doc or "inputSchema" in doc))
         ):
@@ -165,6 +167,7 @@ class _Builder:
         self.path = path
         self.document = document if document is not None else doc
         self.file_loc = Location(str(path))
+        self._validators: dict[int, tuple[Mapping[str, Any], _validate.SchemaValidator]] = {}
 
     # -- schemas ------------------------------------------------------------------------------
 
@@ -175,12 +178,19 @@ class _Builder:
             return {"not": {}}
         if not isinstance(schema, Mapping):
             raise ContractError(f"a schema must be an object, got {type(schema).__name__}", loc)
-        return _refs.bundle(schema, document=self.document, document_path=self.path)
+        bundled = _refs.bundle(schema, document=self.document, document_path=self.path)
+        # compile now: a schema that is not valid JSON Schema is reported here, with its place,
+        # before anything else (the type reader, the solver) reads it
+        self._validators[id(bundled)] = (bundled, _validate.SchemaValidator(bundled, location=loc))
+        return bundled
 
     def type_of(self, bundled: Mapping[str, Any]) -> T.Type:
         return T.from_schema(bundled, lambda ref: _refs.resolve_local(bundled, ref))
 
     def validator(self, bundled: Mapping[str, Any], loc: Location) -> _validate.SchemaValidator:
+        cached = self._validators.get(id(bundled))
+        if cached is not None and cached[0] is bundled:
+            return cached[1]
         return _validate.SchemaValidator(dict(bundled), location=loc)
 
     # -- state ----------------------------------------------------------------------------------

@@ -7,10 +7,13 @@ from collections.abc import Callable
 from typing import Any
 
 import click
+from rich.markup import escape
 
 from envfactory.cli._common import EXIT_OK, console, safe_text
 from envfactory.contracts import Contract, Finding, lint, load
+from envfactory.contracts.errors import EnvfactoryError
 from envfactory.contracts.printer import to_source
+from envfactory.contracts.values import to_json
 
 # Later layers register extra finding sources here (reachability, inductiveness, ...).
 FINDING_SOURCES: list[Callable[[Contract], list[Finding]]] = []
@@ -37,7 +40,14 @@ def operation_summary(contract: Contract) -> list[dict[str, Any]]:
         if op.errors:
             entry["errors"] = {str(k): v for k, v in sorted(op.errors.items())}
         if op.http is not None:
-            entry["http"] = {"method": op.http.method, "path": op.http.path}
+            entry["http"] = {
+                "method": op.http.method,
+                "path": op.http.path,
+                "path_params": list(op.http.path_params),
+                "query_params": list(op.http.query_params),
+                "header_params": list(op.http.header_params),
+                "body": op.http.body,
+            }
         result.append(entry)
     return result
 
@@ -50,10 +60,44 @@ def _clause(clause: Any) -> dict[str, Any]:
 
 
 def all_findings(contract: Contract) -> list[Finding]:
+    """Lint findings, then those of every registered source, then reachability (when available)."""
     findings = lint(contract)
     for source in FINDING_SOURCES:
         findings.extend(source(contract))
+    findings.extend(reachability(contract))
     return findings
+
+
+def reachability(contract: Contract) -> list[Any]:
+    """The state-graph layer's findings; nothing when that layer is not installed."""
+    try:
+        from envfactory.statemachine.reachability import reachability_findings
+    except ImportError:
+        return []
+    try:
+        return list(reachability_findings(contract))
+    except EnvfactoryError as err:
+        return [
+            Finding(
+                "reachability_skipped",
+                "info",
+                f"reachability was not decided: {err.message}",
+                err.location,
+            )
+        ]
+
+
+def _finding_json(finding: Any) -> dict[str, Any]:
+    if hasattr(finding, "to_json"):
+        result: dict[str, Any] = finding.to_json()
+        return result
+    return {
+        "kind": getattr(finding, "kind", "finding"),
+        "severity": getattr(finding, "severity", "warning"),
+        "message": str(getattr(finding, "message", finding)),
+        "location": str(finding.location) if getattr(finding, "location", None) is not None else None,
+        "operation": getattr(finding, "operation", None),
+    }
 
 
 def report(contract: Contract, findings: list[Finding]) -> dict[str, Any]:
@@ -66,13 +110,19 @@ def report(contract: Contract, findings: list[Finding]) -> dict[str, Any]:
             "open_world": contract.open_world,
         },
         "state": {
-            name: {"collection": var.collection, "type": var.type.describe(), "inferred": var.inferred}
+            name: {
+                "collection": var.collection,
+                "type": var.type.describe(),
+                "inferred": var.inferred,
+                "initial": to_json(var.initial) if var.known else "unknown",
+                "location": str(var.loc),
+            }
             for name, var in contract.state.items()
         },
         "operations": operation_summary(contract),
         "invariants": [_clause(c) for c in contract.invariants],
         "goals": {name: _clause(c) for name, c in contract.goals.items()},
-        "findings": [f.to_json() for f in findings],
+        "findings": [_finding_json(f) for f in findings],
     }
 
 
@@ -95,29 +145,57 @@ def command(contract: str, with_state: str | None, fmt: str, closed_world: bool)
     if fmt == "json":
         click.echo(json.dumps(report(loaded, findings), indent=2, default=str))
         return EXIT_OK
+    print_text(loaded, findings)
+    return EXIT_OK
+
+
+def print_text(contract: Contract, findings: list[Any]) -> None:
+    """The human report: each operation with its clauses (inferred ones marked), then findings."""
     out = console()
+    world = "open world: state starts unknown" if contract.open_world else "closed world"
     out.print(
-        f"[bold]{safe_text(loaded.title)}[/bold] {safe_text(loaded.version)}  ({loaded.kind}, {len(loaded.operations)} operations, {len(loaded.state)} state variables)",
+        f"[bold]{escape(safe_text(contract.title))}[/bold] {escape(safe_text(contract.version))}  "
+        f"({contract.kind}, {len(contract.operations)} operations, {len(contract.state)} state variables, {world})",
         highlight=False,
     )
-    for name, op in loaded.operations.items():
-        clauses = len(op.requires) + len(op.effects) + len(op.ensures)
-        inferred = (
-            " [dim](inferred)[/dim]" if op.inferred_effects or any(c.inferred for c in op.requires) else ""
-        )
-        out.print(f"  {safe_text(name)}: {clauses} clauses{inferred}", highlight=False)
-        for clause in op.requires:
-            mark = " (inferred)" if clause.inferred else ""
-            out.print(
-                f"    requires {safe_text(to_source(clause.expr))}{mark}", highlight=False, markup=False
-            )
-    if not findings:
-        out.print("[green]no findings[/green]")
-    for finding in findings:
-        where = f"{finding.location}: " if finding.location else ""
+    for name, var in contract.state.items():
+        mark = " (inferred)" if var.inferred else ""
+        initial = "unknown" if not var.known else json.dumps(to_json(var.initial), default=str)
         out.print(
-            f"{where}{finding.severity}: {safe_text(finding.message)} [{finding.kind}]",
+            f"  state {safe_text(name)}: {safe_text(var.type.describe())}, initially {safe_text(initial)}{mark}",
             highlight=False,
             markup=False,
         )
-    return EXIT_OK
+    for name, op in contract.operations.items():
+        where = f" [{op.http.method} {op.http.path}]" if op.http is not None else ""
+        out.print(f"  [bold]{escape(safe_text(name))}[/bold]{escape(safe_text(where))}", highlight=False)
+        for clause in op.requires:
+            mark = " (inferred)" if clause.inferred else ""
+            status = f" -> {clause.error.status}" if clause.error is not None else ""
+            out.print(
+                f"    requires {safe_text(to_source(clause.expr))}{status}{mark}",
+                highlight=False,
+                markup=False,
+            )
+        for effect in op.effects:
+            mark = " (inferred)" if op.inferred_effects else ""
+            out.print(f"    effect   {safe_text(effect.source)}{mark}", highlight=False, markup=False)
+        for clause in op.ensures:
+            mark = " (inferred)" if clause.inferred else ""
+            out.print(
+                f"    ensures  {safe_text(to_source(clause.expr))}{mark}", highlight=False, markup=False
+            )
+    for clause in contract.invariants:
+        out.print(f"  invariant {safe_text(clause.source)}", highlight=False, markup=False)
+    for goal, clause in contract.goals.items():
+        out.print(f"  goal {safe_text(goal)}: {safe_text(clause.source)}", highlight=False, markup=False)
+    if not findings:
+        out.print("[green]no findings[/green]")
+    for finding in findings:
+        data = _finding_json(finding)
+        where = f"{data['location']}: " if data.get("location") else ""
+        out.print(
+            f"{where}{data['severity']}: {safe_text(str(data['message']))} [{data['kind']}]",
+            highlight=False,
+            markup=False,
+        )

@@ -235,3 +235,24 @@ def test_normalize_openapi_dialect() -> None:
         "type": "integer",
         "exclusiveMinimum": 0,
     }
+
+
+@pytest.mark.parametrize(
+    ("schema", "error"),
+    [("{$ref: null}", RefError), ("{type: object, properties: true}", ContractError)],
+)
+def test_malformed_schemas_are_located_errors(tmp_path: Path, schema: str, error: type[Exception]) -> None:
+    text = SMALL.replace('input: {$ref: "#/schemas/Item"}', f"input: {schema}")
+    with pytest.raises(error) as info:
+        envfactory.load(write(tmp_path, text))
+    assert getattr(info.value, "location", None) is not None
+
+
+def test_json_rpc_tools_list_is_a_tool_contract(tmp_path: Path) -> None:
+    doc = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "result": {"tools": [{"name": "ping", "inputSchema": {"type": "object"}}]},
+    }
+    path = write(tmp_path, json.dumps(doc), name="tools.json")
+    assert "ping" in envfactory.load(path).operations

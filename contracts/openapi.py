@@ -1,0 +1,569 @@
+"""OpenAPI 3.0 / 3.1 documents to contracts.
+
+Each operation of the document becomes one contract operation, named by its ``operationId`` as
+written (spaces included) or ``METHOD /path`` where it has none. Its input is one object: path,
+query and header parameters by name, plus the properties of a JSON object request body at the top
+level (the whole body under ``body`` where it is not an object or a name collides); its output is
+the 2xx response's schema; its error statuses are kept, and an ``HttpBinding`` says how to call it.
+Schemas are bundled (``$ref``s into the document and files beside it) and OpenAPI's dialect is
+turned into JSON Schema 2020-12 before anything validates with them.
+
+Clauses come from REST conventions and links (``_rest``, all marked inferred), from
+``x-envfactory`` extensions (root: ``state``, ``invariants``, ``goals``, ``schemas``, ``infer``;
+operations: ``requires``, ``effects``, ``ensures``, ``infer``), and from a native file joined with
+``--with``. State inferred from a document starts unknown: the server already holds data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from envfactory.contracts import _refs, _rest
+from envfactory.contracts._dialect import format_bounds
+from envfactory.contracts._source import LocDict, LocList, locate
+from envfactory.contracts._validate import SchemaValidator, normalize_openapi
+from envfactory.contracts.errors import ContractError, Location
+from envfactory.contracts.model import Contract, HttpBinding
+
+METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
+# header parameters OpenAPI says are ignored (the transport sets them)
+_IGNORED_HEADERS = frozenset({"accept", "content-type", "authorization"})
+_ROOT_EXTENSION_KEYS = frozenset({"state", "invariants", "goals", "schemas", "infer", "description"})
+_OP_EXTENSION_KEYS = frozenset({"requires", "effects", "ensures", "infer", "description"})
+EXTENSION = "x-envfactory"
+_BODY = "\x00body"  # where the request body waits inside the input schema until it is placed
+
+
+def from_openapi(doc: Any, path: str | Path, with_state: str | Path | None = None) -> Contract:
+    """Translate an OpenAPI 3.x document to native form and build the contract from it."""
+    from envfactory.contracts import loader, tools
+
+    path = Path(path)
+    translator = _Translator(doc, path)
+    native, http, locs, ops = translator.translate()
+    root_ext = translator.root_extension()
+    infer = root_ext.get("infer", True) is not False
+    taken = set(root_ext.get("state") or {})
+    inferred = _rest.infer(ops, taken) if infer else None
+    explicit_effects: set[str] = set()
+    for op in ops:
+        spec = native["operations"][op.name]
+        op_ext = translator.op_extension(op.name)
+        use_inferred = inferred is not None and op_ext.get("infer", True) is not False
+        for part in ("requires", "effects", "ensures"):
+            items = LocList(locs[op.name])
+            if use_inferred and inferred is not None:
+                for index, item in enumerate(getattr(inferred, part)[op.name]):
+                    items.append(item)
+                    items.item_locs.append(inferred.locs.get((op.name, part, index), locs[op.name]))
+            explicit = op_ext.get(part)
+            if explicit is not None:
+                if not isinstance(explicit, list):
+                    raise ContractError(
+                        f"{EXTENSION}.{part} of {op.name!r} must be a list",
+                        locate(op_ext, [part], locs[op.name]),
+                    )
+                _extend(items, explicit, locate(op_ext, [part], locs[op.name]))
+                if part == "effects" and explicit:
+                    explicit_effects.add(op.name)
+            if items:
+                spec[part] = items
+    inferred_state: frozenset[str] = frozenset()
+    if inferred is not None:
+        native["state"].update(inferred.state)
+        for name, resource in inferred.resources.items():
+            native["state"].value_locs[name] = resource.loc
+        inferred_state = frozenset(inferred.state)
+    _add_root_extension(native, root_ext, translator.file_loc, translator)
+    if with_state is not None:
+        explicit_effects |= tools.join_native(native, with_state)
+    inferred_effects = frozenset(
+        name
+        for name, spec in native["operations"].items()
+        if spec.get("effects") and name not in explicit_effects
+    )
+    return loader.build(
+        native,
+        path,
+        document=doc,
+        kind="openapi",
+        http=http,
+        open_world=True,
+        # a state variable declared explicitly (x-envfactory, --with) is no longer the inferred one
+        inferred_state=frozenset(
+            n for n in inferred_state if inferred is not None and native["state"].get(n) is inferred.state[n]
+        ),
+        inferred_effects=inferred_effects if infer else frozenset(),
+        operation_locs=locs,
+    )
+
+
+def _extend(items: LocList, explicit: Any, loc: Location) -> None:
+    item_locs = getattr(explicit, "item_locs", None) or []
+    for index, item in enumerate(explicit):
+        items.append(item)
+        items.item_locs.append(item_locs[index] if index < len(item_locs) else loc)
+
+
+def _add_root_extension(
+    native: dict[str, Any], ext: Mapping[str, Any], loc: Location, translator: _Translator
+) -> None:
+    state = ext.get("state")
+    if state is not None:
+        for name, decl in state.items():
+            native["state"][name] = translator.state_decl(name, decl, locate(state, [name], loc))
+        _copy_locs(native["state"], state)
+    if ext.get("invariants") is not None:
+        items = LocList(getattr(ext["invariants"], "loc", loc))
+        _extend(items, ext["invariants"], loc)
+        native["invariants"] = items
+    if ext.get("goals") is not None:
+        native["goals"] = ext["goals"]
+    if ext.get("schemas") is not None:
+        native.setdefault("schemas", {}).update(ext["schemas"])
+
+
+def _copy_locs(target: Any, source: Any) -> None:
+    """Carry ``value_locs`` of a located mapping over to the mapping it was merged into."""
+    locs = getattr(source, "value_locs", None)
+    if locs is None:
+        return
+    own = getattr(target, "value_locs", None)
+    if own is not None:
+        own.update(locs)
+
+
+class _Translator:
+    def __init__(self, doc: Any, path: Path) -> None:
+        self.doc = doc
+        self.path = path
+        self.file_loc = getattr(doc, "loc", None) or Location(str(path))
+        if not isinstance(doc, Mapping):
+            raise ContractError("an OpenAPI document must be a mapping", self.file_loc)
+        version = doc.get("openapi")
+        if not isinstance(version, str) or not version.startswith("3."):
+            raise ContractError(
+                f"unsupported OpenAPI version {version!r}; expected 3.0.x or 3.1.x",
+                locate(doc, ["openapi"], self.file_loc),
+            )
+        self.version = version
+        self.names: dict[tuple[str, str], str] = {}
+        self.op_exts: dict[str, Mapping[str, Any]] = {}
+        self.pending_links: dict[str, list[tuple[str, Any, Location]]] = {}
+
+    # -- helpers --------------------------------------------------------------------------------
+
+    def loc(self, *parts: str | int) -> Location:
+        return locate(self.doc, list(parts), self.file_loc)
+
+    def schema(self, raw: Any, loc: Location) -> dict[str, Any]:
+        """A self-contained JSON Schema 2020-12: references bundled, OpenAPI's dialect normalized."""
+        if raw is None or raw is True:
+            return {}
+        if raw is False:
+            return {"not": {}}
+        if not isinstance(raw, Mapping):
+            raise ContractError(f"a schema must be an object, got {type(raw).__name__}", loc)
+        bundled = _refs.bundle(raw, document=self.doc, document_path=self.path)
+        result = normalize_openapi(bundled, self.version)
+        schema = format_bounds(dict(result)) if isinstance(result, Mapping) else {}
+        SchemaValidator(schema, location=loc)  # a schema that is not JSON Schema stops here, located
+        return schema
+
+    def state_decl(self, name: str, decl: Any, loc: Location) -> Any:
+        """An ``x-envfactory`` state declaration with its schema in JSON Schema 2020-12."""
+        if not isinstance(decl, Mapping):
+            raise ContractError(f"state variable {name!r} must be a mapping", loc)
+        if isinstance(decl.get("collection"), Mapping):
+            spec = dict(decl["collection"])
+            if "value" in spec:
+                spec["value"] = self.schema(spec["value"], locate(decl["collection"], ["value"], loc))
+            fixed: dict[str, Any] = {**decl, "collection": spec}
+        else:
+            schema = self.schema({k: v for k, v in decl.items() if k not in ("initial", "description")}, loc)
+            fixed = {**schema, **{k: decl[k] for k in ("initial", "description") if k in decl}}
+        result = LocDict(getattr(decl, "loc", loc))
+        result.update(fixed)
+        result.value_locs.update(getattr(decl, "value_locs", {}))
+        return result
+
+    def deref(self, node: Any, loc: Location) -> Any:
+        """Follow ``$ref`` chains of non-schema objects (parameters, request bodies, links)."""
+        seen: set[str] = set()
+        while isinstance(node, Mapping) and isinstance(node.get("$ref"), str):
+            ref = node["$ref"]
+            if not ref.startswith("#/") or ref in seen:
+                raise ContractError(f"$ref {ref!r} cannot be followed here (a local '#/...' is needed)", loc)
+            seen.add(ref)
+            target = _refs.resolve_local(self.doc, ref)
+            if target == {} and not _has_pointer(self.doc, ref):
+                raise ContractError(f"$ref {ref!r} points to nothing in the document", loc)
+            loc = getattr(target, "loc", loc)
+            node = target
+        return node
+
+    def root_extension(self) -> Mapping[str, Any]:
+        ext = self.doc.get(EXTENSION)
+        if ext is None:
+            return {}
+        where = self.loc(EXTENSION)
+        if not isinstance(ext, Mapping):
+            raise ContractError(f"{EXTENSION} must be a mapping", where)
+        _check_keys(ext, _ROOT_EXTENSION_KEYS, EXTENSION, where)
+        for key, kind, noun in (
+            ("state", Mapping, "a mapping"),
+            ("goals", Mapping, "a mapping"),
+            ("schemas", Mapping, "a mapping"),
+            ("invariants", list, "a list"),
+            ("infer", bool, "true or false"),
+        ):
+            if key in ext and not isinstance(ext[key], kind):
+                raise ContractError(f"{EXTENSION}.{key} must be {noun}", locate(ext, [key], where))
+        return ext
+
+    def op_extension(self, name: str) -> Mapping[str, Any]:
+        return self.op_exts.get(name, {})
+
+    # -- operations -----------------------------------------------------------------------------
+
+    def translate(
+        self,
+    ) -> tuple[dict[str, Any], dict[str, HttpBinding], dict[str, Location], list[_rest.OpInfo]]:
+        info = self.doc.get("info") if isinstance(self.doc.get("info"), Mapping) else {}
+        assert isinstance(info, Mapping)
+        native: dict[str, Any] = {
+            "info": {
+                "title": str(info.get("title") or self.path.stem),
+                "version": str(info.get("version") or ""),
+                **({"description": str(info["description"])} if info.get("description") else {}),
+            },
+            "state": LocDict(self.file_loc),
+            "operations": {},
+        }
+        http: dict[str, HttpBinding] = {}
+        locs: dict[str, Location] = {}
+        ops: list[_rest.OpInfo] = []
+        paths = self.doc.get("paths") or {}
+        if not isinstance(paths, Mapping):
+            raise ContractError("paths must be a mapping", self.loc("paths"))
+        seen: dict[str, Location] = {}
+        for route, item in paths.items():
+            item_loc = self.loc("paths", route)
+            item = self.deref(item, item_loc)
+            if not isinstance(item, Mapping):
+                raise ContractError(f"path item {route!r} must be a mapping", item_loc)
+            shared = item.get("parameters") or []
+            for method in [str(k) for k in item if str(k) in METHODS]:  # in document order
+                operation = item[method]
+                op_loc = locate(item, [method], item_loc)
+                if not isinstance(operation, Mapping):
+                    raise ContractError(f"{method.upper()} {route}: an operation must be a mapping", op_loc)
+                name = operation.get("operationId")
+                if name is None:
+                    name = f"{method.upper()} {route}"
+                if not isinstance(name, str) or not name:
+                    raise ContractError("operationId must be a non-empty string", op_loc)
+                if name in seen:
+                    raise ContractError(
+                        f"duplicate operationId {name!r} (first at line {seen[name].line})", op_loc
+                    )
+                seen[name] = op_loc
+                self.names[(method, route)] = name
+                spec, binding, op = self.operation(name, method, str(route), operation, shared, op_loc)
+                native["operations"][name] = spec
+                http[name] = binding
+                locs[name] = op_loc
+                ops.append(op)
+        if not ops:
+            raise ContractError("the document has no operations (paths is empty)", self.loc("paths"))
+        ops = [attrs.evolve(op, links=self.links_of(op.name)) for op in ops]
+        return native, http, locs, ops
+
+    def operation(
+        self,
+        name: str,
+        method: str,
+        route: str,
+        operation: Mapping[str, Any],
+        shared: Any,
+        loc: Location,
+    ) -> tuple[dict[str, Any], HttpBinding, _rest.OpInfo]:
+        ext = operation.get(EXTENSION)
+        if ext is not None:
+            where = locate(operation, [EXTENSION], loc)
+            if not isinstance(ext, Mapping):
+                raise ContractError(f"{EXTENSION} of {name!r} must be a mapping", where)
+            _check_keys(ext, _OP_EXTENSION_KEYS, f"{EXTENSION} of {name!r}", where)
+            if "infer" in ext and not isinstance(ext["infer"], bool):
+                raise ContractError(
+                    f"{EXTENSION}.infer of {name!r} must be true or false", locate(ext, ["infer"], where)
+                )
+            self.op_exts[name] = ext
+        params = self.parameters(name, shared, operation.get("parameters") or [], loc)
+        properties: dict[str, Any] = {}
+        required: list[str] = []
+        for param, raw, is_required in params:
+            properties[param.name] = raw
+            if is_required:
+                required.append(param.name)
+        body_raw, body_required = self.request_body(name, operation, loc)
+        if body_raw is not None:
+            properties[_BODY] = body_raw
+        # one bundle for the whole input, so that every $ref lands in one consistent $defs
+        input_schema = self.schema({"type": "object", "properties": properties}, loc)
+        body, body_fields, extra = _place_body(input_schema, required, body_required)
+        if required:
+            input_schema["required"] = required
+        input_schema["additionalProperties"] = extra
+        output_schema, links = self.response(operation, loc)
+        errors = self.errors(operation)
+        param_infos = tuple(
+            _rest.ParamInfo(
+                name=p.name,
+                where=p.where,
+                schema=input_schema.get("properties", {}).get(p.name, {}),
+                required=p.required,
+                loc=p.loc,
+                wire_name=p.wire_name,
+            )
+            for p, _, _ in params
+        )
+        spec: dict[str, Any] = {"input": input_schema, "errors": errors}
+        if output_schema is not None:
+            spec["output"] = output_schema
+        description = operation.get("summary") or operation.get("description")
+        if isinstance(description, str) and description.strip():
+            spec["description"] = description.strip().splitlines()[0]
+        binding = HttpBinding(
+            method=method.upper(),
+            path=route,
+            path_params=tuple(p.name for p in param_infos if p.where == "path"),
+            query_params=tuple(p.name for p in param_infos if p.where == "query"),
+            header_params=tuple(p.name for p in param_infos if p.where == "header"),
+            body=body,
+            body_fields=body_fields,
+        )
+        self.pending_links[name] = links
+        op = _rest.OpInfo(
+            name=name,
+            method=method.upper(),
+            path=route,
+            params=param_infos,
+            body=body,
+            body_fields=body_fields,
+            input_schema=input_schema,
+            output_schema=output_schema,
+            errors=errors,
+            loc=loc,
+        )
+        return spec, binding, op
+
+    def parameters(
+        self, op_name: str, shared: Any, own: Any, loc: Location
+    ) -> list[tuple[_rest.ParamInfo, Any, bool]]:
+        merged: dict[tuple[str, str], tuple[Any, Location]] = {}
+        for group in (shared, own):
+            if not isinstance(group, list):
+                raise ContractError(f"{op_name}: parameters must be a list", getattr(group, "loc", loc))
+            item_locs = getattr(group, "item_locs", [])
+            for index, raw in enumerate(group):
+                where = item_locs[index] if index < len(item_locs) else loc
+                param = self.deref(raw, where)
+                if not isinstance(param, Mapping) or not isinstance(param.get("name"), str):
+                    raise ContractError(f"{op_name}: a parameter needs a name", where)
+                place = param.get("in")
+                if place not in ("path", "query", "header", "cookie"):
+                    raise ContractError(
+                        f"{op_name}: parameter {param['name']!r} has in: {place!r}; "
+                        "expected path, query, header or cookie",
+                        locate(param, ["in"], where),
+                    )
+                merged[(str(param["name"]), str(place))] = (param, where)
+        result: list[tuple[_rest.ParamInfo, Any, bool]] = []
+        names: set[str] = set()
+        for (name, place), (param, where) in merged.items():
+            if place == "cookie" or (place == "header" and name.lower() in _IGNORED_HEADERS):
+                continue
+            if name in names:
+                continue  # the same name in two places: the first one wins the input field
+            names.add(name)
+            raw = param.get("schema")
+            if raw is None and isinstance(param.get("content"), Mapping):
+                media = _pick_media(param["content"])
+                raw = media.get("schema") if isinstance(media, Mapping) else None
+            is_required = place == "path" or param.get("required") is True
+            info = _rest.ParamInfo(
+                name=name, where=place, schema={}, required=is_required, loc=where, wire_name=name
+            )
+            result.append((info, raw if raw is not None else {}, is_required))
+        return result
+
+    def request_body(self, op_name: str, operation: Mapping[str, Any], loc: Location) -> tuple[Any, bool]:
+        """The request body's schema as written (None without a body) and whether it is required."""
+        raw = operation.get("requestBody")
+        if raw is None:
+            return None, False
+        where = locate(operation, ["requestBody"], loc)
+        body = self.deref(raw, where)
+        if not isinstance(body, Mapping):
+            raise ContractError(f"{op_name}: requestBody must be a mapping", where)
+        media = _pick_media(body.get("content") or {})
+        schema = media.get("schema") if isinstance(media, Mapping) else None
+        return (schema if schema is not None else {}), body.get("required") is True
+
+    def response(
+        self, operation: Mapping[str, Any], loc: Location
+    ) -> tuple[dict[str, Any] | None, list[Any]]:
+        responses = operation.get("responses") or {}
+        if not isinstance(responses, Mapping):
+            raise ContractError("responses must be a mapping", locate(operation, ["responses"], loc))
+        codes = sorted(
+            (str(code) for code in responses if str(code).startswith("2")),
+            key=lambda c: (c not in ("200", "201"), c),
+        )
+        for code in codes:
+            where = locate(responses, [code], loc)
+            response = self.deref(responses[code], where)
+            if not isinstance(response, Mapping):
+                continue
+            links = list(self.raw_links(response, where))
+            content = response.get("content")
+            if not isinstance(content, Mapping) or not content:
+                if code == codes[-1] or links:
+                    return None, links
+                continue
+            media = _pick_media(content)
+            raw = media.get("schema") if isinstance(media, Mapping) else None
+            if raw is None:
+                return None, links
+            return self.schema(raw, locate(response, ["content"], where)), links
+        return None, []
+
+    def raw_links(self, response: Mapping[str, Any], loc: Location) -> list[tuple[str, Any, Location]]:
+        links = response.get("links")
+        if not isinstance(links, Mapping):
+            return []
+        result = []
+        for name, raw in links.items():
+            where = locate(links, [name], loc)
+            result.append((str(name), self.deref(raw, where), where))
+        return result
+
+    def errors(self, operation: Mapping[str, Any]) -> dict[int, str]:
+        result: dict[int, str] = {}
+        for code, response in (operation.get("responses") or {}).items():
+            text = str(code)
+            if text.isdigit() and int(text) >= 400:
+                description = response.get("description") if isinstance(response, Mapping) else None
+                result[int(text)] = str(description or "")
+        return result
+
+    def links_of(self, name: str) -> tuple[_rest.LinkInfo, ...]:
+        result: list[_rest.LinkInfo] = []
+        for link_name, link, where in self.pending_links.get(name, []):
+            if not isinstance(link, Mapping):
+                continue
+            target = link.get("operationId")
+            ref = link.get("operationRef")
+            if target is None and isinstance(ref, str) and ref.startswith("#/paths/"):
+                parts = ref[len("#/paths/") :].split("/")
+                if len(parts) == 2:
+                    route = parts[0].replace("~1", "/").replace("~0", "~")
+                    target = self.names.get((parts[1], route))
+            params = link.get("parameters") or {}
+            if not isinstance(target, str) or not isinstance(params, Mapping):
+                continue
+            result.append(
+                _rest.LinkInfo(
+                    name=link_name,
+                    target=target,
+                    parameters={str(k): v for k, v in params.items() if isinstance(v, str)},
+                    loc=where,
+                )
+            )
+        return tuple(result)
+
+
+def _place_body(
+    schema: dict[str, Any], required: list[str], body_required: bool
+) -> tuple[str | None, tuple[str, ...], Any]:
+    """Put the bundled body in place: its properties at the top level where it is a plain object
+    whose names do not collide with a parameter, else whole under ``body``.
+
+    Returns the HTTP body binding, the body's fields, and the input's ``additionalProperties``.
+    """
+    props: dict[str, Any] = schema.setdefault("properties", {})
+    if _BODY not in props:
+        return None, (), False
+    body_schema = props.pop(_BODY)
+    resolved = _rest.resolve(schema, body_schema)
+    flat = (
+        isinstance(resolved, Mapping)
+        and _rest.is_object(schema, resolved)
+        and not any(k in resolved for k in ("oneOf", "anyOf", "not", "if"))
+    )
+    body_props, body_req = _rest.object_props(resolved, schema) if flat else ({}, frozenset())
+    if flat and body_props and not (set(body_props) & set(props)):
+        props.update(body_props)
+        if body_required:
+            required.extend(
+                key
+                for key in body_props
+                if key in body_req and not _flag(schema, body_props[key], "readOnly")
+            )
+        extra = resolved.get("additionalProperties", False) if isinstance(resolved, Mapping) else False
+        return "*", tuple(body_props), extra
+    field = "body" if "body" not in props else "requestBody"
+    props[field] = body_schema
+    if body_required:
+        required.append(field)
+    return field, (), False
+
+
+def _pick_media(content: Any) -> Any:
+    """The media type to read: JSON first, then form data, then whatever comes first."""
+    if not isinstance(content, Mapping) or not content:
+        return {}
+    keys = [str(k) for k in content]
+    for want in ("application/json",):
+        if want in content:
+            return content[want]
+    for key in keys:
+        if "json" in key.lower():
+            return content[key]
+    for key in keys:
+        if key.lower() in ("application/x-www-form-urlencoded", "multipart/form-data"):
+            return content[key]
+    return content[keys[0]]
+
+
+def _flag(doc: Any, schema: Any, name: str) -> bool:
+    resolved = _rest.resolve(doc, schema)
+    return isinstance(resolved, Mapping) and resolved.get(name) is True
+
+
+def _check_keys(ext: Mapping[str, Any], allowed: frozenset[str], what: str, loc: Location) -> None:
+    import difflib
+
+    for key in ext:
+        if key not in allowed:
+            hint = difflib.get_close_matches(str(key), sorted(allowed), n=1)
+            suggestion = (
+                f"; did you mean {hint[0]!r}?" if hint else f" (allowed: {', '.join(sorted(allowed))})"
+            )
+            raise ContractError(f"{what}: unknown key {key!r}{suggestion}", locate(ext, [key], loc))
+
+
+def _has_pointer(doc: Any, ref: str) -> bool:
+    current = doc
+    for raw in ref[2:].split("/"):
+        part = raw.replace("~1", "/").replace("~0", "~")
+        if isinstance(current, Mapping) and part in current:
+            current = current[part]
+        else:
+            return False
+    return True
