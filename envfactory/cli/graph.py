@@ -1,14 +1,92 @@
-"""`envfactory graph`: placeholder until its layer lands (replace this module whole)."""
+"""`envfactory graph CONTRACT -o FILE`: the contract's state graph as JSON, DOT, Mermaid, SVG or PNG.
+
+The format is the output file's suffix (``.json`` node-link, ``.dot``, ``.mmd``, ``.svg``/``.png``
+through Graphviz where it is installed). Exit 0 when written, 2 on bad input or a missing Graphviz.
+"""
 
 from __future__ import annotations
 
 import click
 
+from envfactory.cli._common import EXIT_OK, console, safe_text
+from envfactory.contracts import load
 from envfactory.errors import UsageError
 
 
-@click.command("graph", context_settings={"ignore_unknown_options": True})
-@click.argument("args", nargs=-1)
-def command(args: tuple[str, ...]) -> None:
-    """Not built yet."""
-    raise UsageError("'envfactory graph' is not available in this build yet")
+@click.command("graph")
+@click.argument("contract", type=click.Path(dir_okay=False))
+@click.option(
+    "-o",
+    "--output",
+    "out",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="File to write: .json (node-link), .dot, .mmd (Mermaid), .svg or .png (needs Graphviz).",
+)
+@click.option(
+    "--slots",
+    type=click.IntRange(min=1, max=6),
+    default=2,
+    show_default=True,
+    help="Entries per collection the solver considers when deciding an edge.",
+)
+@click.option(
+    "--timeout", type=click.FloatRange(min=0.1), default=30.0, show_default=True, help="Z3 seconds in all."
+)
+@click.option(
+    "--with",
+    "with_state",
+    type=click.Path(dir_okay=False),
+    help="Native state/clauses file joined to a tool list or OpenAPI document.",
+)
+@click.option(
+    "--closed-world", is_flag=True, help="Treat state inferred from OpenAPI as known (empty) at the start."
+)
+@click.option(
+    "--cover",
+    "cover_file",
+    type=click.Path(dir_okay=False),
+    help="Also write one valid trajectory taking every edge it can reach (seeds generate and fuzz).",
+)
+def command(
+    contract: str,
+    out: str,
+    slots: int,
+    timeout: float,
+    with_state: str | None,
+    closed_world: bool,
+    cover_file: str | None,
+) -> int:
+    """Compile CONTRACT to its state graph (abstract states, operations as edges) and write it."""
+    from envfactory.statemachine import export
+    from envfactory.statemachine.graph import compile, cover_trajectory, dead_ends, never_enabled
+    from envfactory.trajectory import write_trajectories
+
+    suffix = out.rsplit(".", 1)[-1].lower() if "." in out else ""
+    if suffix not in export.FORMATS:
+        raise UsageError(f"cannot tell the graph format from {out!r}: use .json, .dot, .mmd, .svg or .png")
+    loaded = load(contract, with_state=with_state, closed_world=closed_world)
+    graph = compile(loaded, slots=slots, timeout=timeout)
+    export.write(graph, out)
+    stdout = console()
+    stdout.print(
+        f"{graph.number_of_nodes()} abstract states, {graph.number_of_edges()} edges -> {safe_text(out)}",
+        markup=False,
+    )
+    for op in never_enabled(graph, loaded):
+        stdout.print(f"  operation {safe_text(op)} is never enabled", markup=False)
+    for node in dead_ends(graph):
+        stdout.print(f"  dead end: {node} ({safe_text(graph.nodes[node]['label'])})", markup=False)
+    if cover_file is not None:
+        trajectory, taken = cover_trajectory(loaded, graph, timeout=timeout)
+        write_trajectories(cover_file, [trajectory])
+        stdout.print(
+            f"  cover: {len(trajectory.steps)} call(s) taking {taken} of {graph.number_of_edges()} edges "
+            f"-> {safe_text(cover_file)}",
+            markup=False,
+        )
+    if graph.graph.get("undecided"):
+        stdout.print(
+            f"  {len(graph.graph['undecided'])} edge question(s) left undecided (time-out)", markup=False
+        )
+    return EXIT_OK

@@ -1,14 +1,107 @@
-"""`envfactory plan`: placeholder until its layer lands (replace this module whole)."""
+"""`envfactory plan CONTRACT --goal NAME|EXPR [--max-depth K] -o FILE`: the shortest call sequence
+that reaches a goal, found by bounded model checking with Z3.
+
+The plan is written as a trajectory file (concrete inputs and outputs) that ``verify`` finds
+valid. Exit 0 with a plan, 1 when there is none up to the depth, 3 when the solver gave up.
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
-from envfactory.errors import UsageError
+from envfactory.cli._common import EXIT_FINDING, EXIT_OK, EXIT_UNDECIDED, console, report_error, safe_text
+from envfactory.contracts import load
 
 
-@click.command("plan", context_settings={"ignore_unknown_options": True})
-@click.argument("args", nargs=-1)
-def command(args: tuple[str, ...]) -> None:
-    """Not built yet."""
-    raise UsageError("'envfactory plan' is not available in this build yet")
+@click.command("plan")
+@click.argument("contract", type=click.Path(dir_okay=False))
+@click.option(
+    "--goal", required=True, help="A goal of the contract by name, or an expression over the state."
+)
+@click.option(
+    "--max-depth", type=click.IntRange(min=0, max=64), default=8, show_default=True, help="Longest plan."
+)
+@click.option(
+    "-o",
+    "--output",
+    "out",
+    type=click.Path(dir_okay=False),
+    help="Trajectory file to write the plan to (JSON Lines; '-' for stdout).",
+)
+@click.option(
+    "--timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True, help="Z3 seconds in all."
+)
+@click.option(
+    "--with",
+    "with_state",
+    type=click.Path(dir_okay=False),
+    help="Native state/clauses file joined to a tool list or OpenAPI document.",
+)
+@click.option(
+    "--closed-world", is_flag=True, help="Treat state inferred from OpenAPI as known (empty) at the start."
+)
+def command(
+    contract: str,
+    goal: str,
+    max_depth: int,
+    out: str | None,
+    timeout: float,
+    with_state: str | None,
+    closed_world: bool,
+) -> int:
+    """Plan the shortest sequence of calls from the initial state to a state where GOAL holds."""
+    import sys
+
+    from envfactory.solver.bmc import plan
+    from envfactory.trajectory import dumps_jsonl, write_trajectories
+
+    loaded = load(contract, with_state=with_state, closed_world=closed_world)
+    with console(stderr=True).status("planning: depth 0") as status:
+        result = plan(
+            loaded,
+            goal,
+            max_depth=max_depth,
+            timeout=timeout,
+            progress=lambda depth: status.update(f"planning: depth {depth} of {max_depth}"),
+        )
+    stdout = console(stderr=out == "-")
+    if result.status == "none":
+        stdout.print(f"no plan up to depth {max_depth} for {safe_text(result.goal)}", markup=False)
+        if _unreachable(loaded, goal, timeout):
+            stdout.print("  nor at any depth: its negation is an inductive invariant", markup=False)
+        return EXIT_FINDING
+    if result.status != "found" or result.trajectory is None:
+        report_error(f"undecided: {result.reason or 'the solver gave up'}")
+        return EXIT_UNDECIDED
+    traj = result.trajectory
+    if out == "-":
+        sys.stdout.write(dumps_jsonl([traj]))
+    elif out is not None:
+        write_trajectories(out, [traj])
+    steps = ", ".join(step.tool for step in traj.steps) or "(no calls: the goal holds initially)"
+    where = f" -> {out}" if out not in (None, "-") else ""
+    stdout.print(
+        f"plan of {len(traj.steps)} step(s) for {safe_text(result.goal)}: {safe_text(steps)}{safe_text(where)}",
+        markup=False,
+    )
+    if traj.initial:
+        stdout.print(
+            "  from an assumed starting state (open world; written as the trajectory's initial): "
+            "--closed-world plans from an empty one",
+            markup=False,
+        )
+    return EXIT_OK
+
+
+def _unreachable(contract: Any, goal: str, timeout: float) -> bool:
+    """Whether no plan exists at all: ``not goal`` proved by k-induction (a short, bounded try)."""
+    from envfactory.contracts.ir import Unary
+    from envfactory.contracts.model import Clause
+    from envfactory.solver.bmc import resolve_goal
+    from envfactory.solver.induction import prove
+
+    clause = resolve_goal(contract, goal)
+    negation = Clause(Unary("not", clause.expr), f"not ({clause.source})", clause.loc, "invariant")
+    return prove(contract, negation, depth=2, timeout=min(timeout, 10.0)).status == "proved"

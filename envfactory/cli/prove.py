@@ -1,14 +1,92 @@
-"""`envfactory prove`: placeholder until its layer lands (replace this module whole)."""
+"""`envfactory prove CONTRACT [--invariant EXPR] [--depth K] [-o FILE]`: k-induction with Z3.
+
+Exit 0 "proved (k = ...)"; 1 with the shortest counterexample (written with ``-o`` as a trajectory
+file whose every step is valid but the last state breaks the invariant); 3 "unknown up to depth K".
+"""
 
 from __future__ import annotations
 
 import click
 
-from envfactory.errors import UsageError
+from envfactory.cli._common import EXIT_FINDING, EXIT_OK, EXIT_UNDECIDED, console, safe_text
+from envfactory.contracts import load
 
 
-@click.command("prove", context_settings={"ignore_unknown_options": True})
-@click.argument("args", nargs=-1)
-def command(args: tuple[str, ...]) -> None:
-    """Not built yet."""
-    raise UsageError("'envfactory prove' is not available in this build yet")
+@click.command("prove")
+@click.argument("contract", type=click.Path(dir_okay=False))
+@click.option(
+    "--invariant", help="An expression over the state to prove (default: the contract's invariants)."
+)
+@click.option("--depth", type=click.IntRange(min=1, max=32), default=4, show_default=True, help="Largest k.")
+@click.option(
+    "-o",
+    "--output",
+    "out",
+    type=click.Path(dir_okay=False),
+    help="Trajectory file for the counterexample (JSON Lines; '-' for stdout).",
+)
+@click.option(
+    "--slots",
+    type=click.IntRange(min=1, max=8),
+    default=3,
+    show_default=True,
+    help="Entries per collection in the induction step (the small-model bound).",
+)
+@click.option(
+    "--timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True, help="Z3 seconds in all."
+)
+@click.option(
+    "--with",
+    "with_state",
+    type=click.Path(dir_okay=False),
+    help="Native state/clauses file joined to a tool list or OpenAPI document.",
+)
+@click.option(
+    "--closed-world", is_flag=True, help="Treat state inferred from OpenAPI as known (empty) at the start."
+)
+def command(
+    contract: str,
+    invariant: str | None,
+    depth: int,
+    out: str | None,
+    slots: int,
+    timeout: float,
+    with_state: str | None,
+    closed_world: bool,
+) -> int:
+    """Prove CONTRACT's invariants (or --invariant) by k-induction, or find the shortest counterexample."""
+    import sys
+
+    from envfactory.solver.induction import prove
+    from envfactory.trajectory import dumps_jsonl, write_trajectories
+
+    loaded = load(contract, with_state=with_state, closed_world=closed_world)
+    with console(stderr=True).status("proving: k = 0") as status:
+        result = prove(
+            loaded,
+            invariant,
+            depth=depth,
+            slots=slots,
+            timeout=timeout,
+            progress=lambda k: status.update(f"proving: k = {k} of {depth}"),
+        )
+    stdout = console(stderr=out == "-")
+    if result.status == "proved":
+        stdout.print(result.message(), markup=False)
+        return EXIT_OK
+    if result.status == "violated" and result.counterexample is not None:
+        traj = result.counterexample
+        if out == "-":
+            sys.stdout.write(dumps_jsonl([traj]))
+        elif out is not None:
+            write_trajectories(out, [traj])
+        steps = ", ".join(step.tool for step in traj.steps) or "(the initial state)"
+        where = f" -> {out}" if out not in (None, "-") else ""
+        stdout.print(
+            f"violated: {safe_text(result.broken or '')} breaks after {len(traj.steps)} step(s): "
+            f"{safe_text(steps)}{safe_text(where)}",
+            markup=False,
+        )
+        return EXIT_FINDING
+    stdout.print(safe_text(result.message()), markup=False)
+    return EXIT_UNDECIDED

@@ -1,0 +1,207 @@
+"""k-induction over the contract's invariants (or one given), with Z3.
+
+For k = 1, 2, ... up to the depth asked:
+
+* base: no path of k-1 or fewer valid steps from the initial state reaches a state that breaks
+  the property (bounded model checking; the first path found is a shortest counterexample);
+* step: no k valid steps from *any* well-formed state, the property holding on the first k states,
+  reach a state that breaks it. Unsatisfiable: the property is proved, with this k.
+
+A *valid* step is one ``verify`` accepts: schemas, requires, ensures, and the contract's own
+invariants after it. So the contract's invariants are assumed along every path, and a property
+given with ``--invariant`` is proved relative to them. Collections are bounded to K key slots in
+the step case (the small-model bound, reported with the proof); the base case sizes them so that
+no path of the explored depth overflows.
+
+Imports the contracts layer, the trajectory format and ``solver.bmc``/``solver.transition``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+
+import attrs
+import z3
+
+from envfactory.contracts.errors import SolverError
+from envfactory.contracts.model import Clause, Contract
+from envfactory.solver import transition as X
+from envfactory.solver.bmc import Unrolling, as_trajectory, holds, json_initial, replay, simulated
+from envfactory.trajectory import Trajectory
+
+
+@attrs.frozen(slots=True)
+class ProofResult:
+    """``status``: ``proved`` (by ``k``-induction), ``violated`` (``counterexample`` is a shortest
+    trajectory whose last state breaks ``broken``), or ``unknown`` (``reason``)."""
+
+    status: str
+    property: str
+    depth: int
+    k: int | None = None
+    counterexample: Trajectory | None = None
+    broken: str | None = None
+    reason: str | None = None
+    slots: int = 0
+    seconds: float = 0.0
+
+    def message(self) -> str:
+        if self.status == "proved" and self.k == 0:
+            return "proved (nothing to prove: the contract declares no invariants)"
+        if self.status == "proved":
+            return f"proved (k = {self.k}; collections of up to {self.slots} entries in the step case)"
+        if self.status == "violated":
+            steps = len(self.counterexample.steps) if self.counterexample is not None else 0
+            return f"violated: {self.broken!r} breaks after {steps} step(s)"
+        return f"unknown up to depth {self.depth}" + (f": {self.reason}" if self.reason else "")
+
+
+def _property(contract: Contract, invariant: str | Clause | None) -> tuple[list[Clause], bool]:
+    """The clauses to prove, and whether they are the contract's own invariants."""
+    if invariant is None:
+        return list(contract.invariants), True
+    if isinstance(invariant, Clause):
+        return [invariant], False
+    return [X.state_predicate(contract, invariant, "invariant")], False
+
+
+def base_case(
+    contract: Contract, prop: Sequence[Clause], own: bool, depth: int, deadline: float
+) -> tuple[str, Unrolling]:
+    """Is there a path of exactly ``depth`` valid steps whose last state breaks ``prop``?"""
+    unrolling = Unrolling(
+        contract,
+        slots=X.slots_needed(contract, depth),
+        timeout=max(0.0, deadline - time.monotonic()),
+        extra=prop,
+    )
+    tr = unrolling.transition
+    if any(not var.known for var in contract.state.values()):
+        # open world: the server's unknown starting state is assumed to keep the invariants
+        unrolling.add(tr.invariants(unrolling.states[0]))
+    for _ in range(depth):
+        previous = unrolling.states[-1]
+        unrolling.add(tr.invariants(previous), tr.invariants(previous, prop))
+        unrolling.extend()
+    last = unrolling.states[-1]
+    bad = z3.Not(tr.invariants(last, prop))
+    extra = [] if own else [tr.invariants(last)]
+    result = unrolling.check(bad, *extra)
+    return str(result), unrolling
+
+
+def step_case(
+    contract: Contract, prop: Sequence[Clause], own: bool, k: int, slots: int, deadline: float
+) -> str:
+    """Can ``k`` valid steps from any state, ``prop`` holding on the first ``k``, break it?"""
+    unrolling = Unrolling(
+        contract,
+        slots=slots,
+        initial=False,
+        timeout=max(0.0, deadline - time.monotonic()),
+        tag="i",
+        extra=prop,
+    )
+    tr = unrolling.transition
+    for _ in range(k):
+        previous = unrolling.states[-1]
+        unrolling.add(tr.invariants(previous), tr.invariants(previous, prop))
+        unrolling.extend()
+    last = unrolling.states[-1]
+    extra = [] if own else [tr.invariants(last)]
+    return str(unrolling.check(z3.Not(tr.invariants(last, prop)), *extra))
+
+
+def prove(
+    contract: Contract,
+    invariant: str | Clause | None = None,
+    *,
+    depth: int = 4,
+    slots: int = 3,
+    timeout: float = 60.0,
+    progress: Callable[[int], None] | None = None,
+) -> ProofResult:
+    """Prove the contract's invariants (or ``invariant``) by k-induction, k <= ``depth``."""
+    started = time.monotonic()
+    deadline = started + timeout
+    prop, own = _property(contract, invariant)
+    text = " and ".join(c.source for c in prop) if prop else "true"
+
+    def done(status: str, **kw: object) -> ProofResult:
+        return ProofResult(status, text, depth, slots=slots, seconds=time.monotonic() - started, **kw)  # type: ignore[arg-type]
+
+    if not prop:
+        return done("proved", k=0)
+    undecided: str | None = None
+    try:
+        for k in range(0, depth + 1):
+            if progress is not None:
+                progress(k)
+            base, unrolling = base_case(contract, prop, own, k, deadline)
+            if base == "sat":
+                return _counterexample(contract, prop, own, unrolling, done)
+            if unrolling.skipped:
+                name, why = next(iter(unrolling.skipped.items()))
+                return done("unknown", reason=f"the solver cannot model {name}: {why}")
+            if base == "unknown":
+                return done("unknown", reason=f"solver gave up on paths of {k} steps (time-out)")
+            if k == 0 or undecided is not None:
+                continue
+            step = step_case(contract, prop, own, k, slots, deadline)
+            if step == "unsat":
+                return done("proved", k=k)
+            if step == "unknown":
+                undecided = f"solver gave up on the {k}-induction step (time-out)"
+    except SolverError as err:
+        return done("unknown", reason=err.message)
+    return done("unknown", reason=undecided)
+
+
+def _counterexample(
+    contract: Contract,
+    prop: Sequence[Clause],
+    own: bool,
+    unrolling: Unrolling,
+    done: Callable[..., ProofResult],
+) -> ProofResult:
+    tr = unrolling.transition
+    last = unrolling.states[-1]
+    bad = z3.Not(tr.invariants(last, prop))
+    calls = unrolling.calls(bad, *([] if own else [tr.invariants(last)]))
+    assumed = unrolling.unknown_initial()
+    checked = replay(contract, calls, assumed)
+    faked = simulated(contract, calls, assumed, last_may_fail=own)
+    if faked is not None:
+        again = replay(contract, faked, assumed)
+        if again.states == checked.states and again.failed_step == checked.failed_step:
+            calls, checked = faked, again  # the simulator's outputs: the same run, realistic data
+    final = checked.states[-1]
+    broken = next((c for c in prop if not holds(c, final)), None)
+    if own:
+        ok = (
+            checked.failure is not None
+            and checked.failed_step == len(calls) - 1
+            and checked.failure.kind == "invariant"
+        )
+        if ok and checked.failure is not None and checked.failure.clause is not None:
+            broken = checked.failure.clause
+        if not calls:  # the initial state itself breaks an invariant
+            ok = broken is not None
+    else:
+        ok = checked.failure is None and broken is not None
+    if not ok or broken is None:
+        why = checked.failure.message if checked.failure is not None else "the property holds concretely"
+        return done("unknown", reason=f"the symbolic counterexample does not replay concretely: {why}")
+    traj = as_trajectory(
+        contract,
+        calls,
+        "counterexample",
+        {"generator": "envfactory prove", "invariant": broken.source, "depth": len(calls)},
+        initial=json_initial(contract, assumed),
+        seed=0,
+    )
+    return done("violated", counterexample=traj, broken=broken.source, k=None)
+
+
+__all__ = ["ProofResult", "base_case", "prove", "step_case"]
