@@ -1,14 +1,141 @@
-"""`envfactory generate`: placeholder until its layer lands (replace this module whole)."""
+"""`envfactory generate CONTRACT -n N -o FILE`: valid, diverse trajectories for training data.
+
+Coverage tours first (every operation and abstract transition reached from the initial state),
+then random walks of spread-out lengths; each trajectory verifies ``valid``. Trajectory ``i``
+depends only on ``--seed`` and ``i``, so ``--jobs`` and ``--engine ray`` write the same bytes.
+"""
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import IO, Any
+
 import click
 
+from envfactory.cli._common import EXIT_OK, console, safe_text
+from envfactory.contracts.loader import load
 from envfactory.errors import UsageError
+from envfactory.statemachine.walk import LoadSpec, ProcessWalks, RayWalks, generate
+from envfactory.trajectory import Trajectory, dumps_trajectory
 
 
-@click.command("generate", context_settings={"ignore_unknown_options": True})
-@click.argument("args", nargs=-1)
-def command(args: tuple[str, ...]) -> None:
-    """Not built yet."""
-    raise UsageError("'envfactory generate' is not available in this build yet")
+@click.command("generate")
+@click.argument("contract", type=click.Path(dir_okay=False, exists=True))
+@click.option("-n", "count", type=click.IntRange(min=0), required=True, help="How many trajectories.")
+@click.option(
+    "-o",
+    "--output",
+    "out",
+    type=click.Path(dir_okay=False),
+    required=True,
+    help="JSON Lines file ('-': stdout).",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Every random choice flows from it.")
+@click.option("--goal", default=None, help="A goal name from the contract, or an expression over the state.")
+@click.option("--max-length", type=click.IntRange(min=1, max=1000), default=10, show_default=True)
+@click.option("--engine", type=click.Choice(["local", "ray"]), default="local", show_default=True)
+@click.option("--jobs", type=click.IntRange(min=1, max=256), default=1, show_default=True)
+@click.option(
+    "--with",
+    "with_state",
+    type=click.Path(dir_okay=False, exists=True),
+    default=None,
+    help="A native file adding state and clauses (tool-list contracts).",
+)
+@click.option("--closed-world", is_flag=True, help="Unknown initial state is empty instead.")
+def command(
+    contract: str,
+    count: int,
+    out: str,
+    seed: int,
+    goal: str | None,
+    max_length: int,
+    engine: str,
+    jobs: int,
+    with_state: str | None,
+    closed_world: bool,
+) -> int:
+    """Generate N valid, diverse trajectories of CONTRACT into a JSON Lines file."""
+    if out != "-" and Path(out).exists() and Path(out).resolve() == Path(contract).resolve():
+        raise UsageError("the output file is the contract; write to another file")
+    loaded = load(contract, with_state=with_state, closed_world=closed_world)
+    if goal is not None and goal not in loaded.goals and not any(c in goal for c in " <>=()."):
+        names = ", ".join(sorted(loaded.goals)) or "none"
+        raise UsageError(f"the contract has no goal {goal!r} (goals: {names}); or pass an expression")
+    spec = LoadSpec(str(contract), with_state, closed_world, max_length, goal)
+    runner: ProcessWalks | RayWalks | None = None
+    if engine == "ray":
+        runner = RayWalks(spec, jobs)
+    elif jobs > 1:
+        runner = ProcessWalks(spec, jobs)
+    err = console(stderr=True)
+    try:
+        stream: IO[bytes] = sys.stdout.buffer if out == "-" else open(out, "wb")  # noqa: SIM115
+        try:
+            stats = _write(
+                stream,
+                lambda progress: generate(
+                    loaded,
+                    count,
+                    seed=seed,
+                    goal=goal,
+                    max_length=max_length,
+                    map_walks=runner,
+                    progress=progress,
+                ),
+                count,
+                err,
+            )
+        finally:
+            if out != "-":
+                stream.close()
+    finally:
+        if runner is not None:
+            runner.close()
+    where = "stdout" if out == "-" else safe_text(out)
+    written, tools, steps = stats
+    err.print(
+        f"wrote {written} trajectories ({steps} calls) to {where} (seed {seed}); "
+        f"operations used: {len(tools & set(loaded.operations))}/{len(loaded.operations)}",
+        markup=False,
+    )
+    return EXIT_OK
+
+
+def _write(
+    stream: IO[bytes],
+    make: Callable[[Callable[[int], None] | None], Iterator[Trajectory]],
+    count: int,
+    err: Any,
+) -> tuple[int, set[str], int]:
+    """Stream the trajectories out (with a progress bar on a terminal); return what was written."""
+    written = steps = 0
+    tools: set[str] = set()
+
+    def emit(traj: Trajectory) -> None:
+        nonlocal written, steps
+        stream.write(dumps_trajectory(traj) + b"\n")
+        written += 1
+        steps += len(traj.steps)
+        tools.update(step.tool for step in traj.steps)
+
+    if err.is_terminal and count > 0:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+        with Progress(
+            "[progress.description]{task.description}",
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeRemainingColumn(),
+            console=err,
+            transient=True,
+        ) as bar:
+            task = bar.add_task("generating", total=count)
+            for traj in make(lambda k: bar.advance(task, k)):
+                emit(traj)
+        return written, tools, steps
+    for traj in make(None):
+        emit(traj)
+    return written, tools, steps

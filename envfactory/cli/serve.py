@@ -1,14 +1,36 @@
-"""`envfactory serve`: placeholder until its layer lands (replace this module whole)."""
+"""`envfactory serve CONTRACT`: the contract as a stateful mock HTTP server (see ``envfactory.server``)."""
 
 from __future__ import annotations
 
 import click
 
-from envfactory.errors import UsageError
+from envfactory.cli._common import EXIT_OK, console, safe_text
+from envfactory.contracts.loader import load
 
 
-@click.command("serve", context_settings={"ignore_unknown_options": True})
-@click.argument("args", nargs=-1)
-def command(args: tuple[str, ...]) -> None:
-    """Not built yet."""
-    raise UsageError("'envfactory serve' is not available in this build yet")
+@click.command("serve")
+@click.argument("contract", type=click.Path(dir_okay=False, exists=True))
+@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
+@click.option("--port", type=click.IntRange(min=0, max=65535), default=8000, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of every session's simulator.")
+@click.option(
+    "--with",
+    "with_state",
+    type=click.Path(dir_okay=False, exists=True),
+    default=None,
+    help="A native file adding state and clauses (tool-list contracts).",
+)
+@click.option("--closed-world", is_flag=True, help="Unknown initial state is empty instead.")
+def command(
+    contract: str, host: str, port: int, seed: int, with_state: str | None, closed_world: bool
+) -> int:
+    """Serve CONTRACT over HTTP: POST /{operation} (native) or the OpenAPI paths; GET /_state,
+    POST /_reset, GET /_trajectory; sessions by the X-Envfactory-Session header."""
+    from envfactory.server import serve
+
+    loaded = load(contract, with_state=with_state, closed_world=closed_world)
+    console(stderr=True).print(
+        f"serving {safe_text(loaded.title)} ({len(loaded.operations)} operations) on http://{host}:{port}"
+    )
+    serve(loaded, host, port, seed=seed)
+    return EXIT_OK

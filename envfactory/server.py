@@ -1,0 +1,399 @@
+"""The stateful mock HTTP server: a contract's simulator behind a real ASGI app.
+
+Native contracts answer ``POST /{operation}`` with the input as the JSON body; OpenAPI contracts
+answer on their own paths and methods (path, query, header and body parameters gathered into the
+operation's input). An allowed call gets 200 and the output; a forbidden one the failing
+clause's status and ``{"error", "clause", "kind"}``; an unknown operation 404; a body that is not
+JSON, too large or too deep 400/413; a schema-invalid input 422.
+
+State is per session (header ``X-Envfactory-Session``; one default session without it), each
+session a ``Simulator`` behind its own ``asyncio.Lock`` so that concurrent calls never lose an
+update. ``GET /_state``, ``POST /_reset`` (also ``/_envfactory/reset``, where fuzz targets ask) and ``GET /_trajectory`` (the session's calls as a
+trajectory file) inspect and reset a session. Hostile clients are bounded: body size and JSON
+depth caps here, a read timeout on bodies, and uvicorn's header size, keep-alive and concurrency
+limits in ``serve``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import socket
+import threading
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+import orjson
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from envfactory.contracts.model import Contract, Operation
+from envfactory.statemachine.simulator import Response as SimResponse
+from envfactory.statemachine.simulator import Simulator
+from envfactory.trajectory import dumps_trajectory
+
+SESSION_HEADER = "x-envfactory-session"
+DEFAULT_SESSION = "default"
+MAX_BODY_BYTES = 1 << 20
+MAX_JSON_DEPTH = 64
+MAX_SESSIONS = 1024
+BODY_TIMEOUT = 10.0
+MAX_HEADER_BYTES = 16 << 10
+_SESSION_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}\Z")
+
+
+class _BadRequest(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+class _Session:
+    __slots__ = ("lock", "sim")
+
+    def __init__(self, sim: Simulator) -> None:
+        self.sim = sim
+        self.lock = asyncio.Lock()
+
+
+class MockServer:
+    """The app's state: the contract, its sessions (least recently used evicted past the cap)."""
+
+    def __init__(self, contract: Contract, *, seed: int = 0, max_sessions: int = MAX_SESSIONS) -> None:
+        self.contract = contract
+        self.seed = seed
+        self.max_sessions = max_sessions
+        self.sessions: OrderedDict[str, _Session] = OrderedDict()
+
+    def session(self, request: Request) -> _Session:
+        name = request.headers.get(SESSION_HEADER, DEFAULT_SESSION)
+        if not _SESSION_ID.match(name):
+            raise _BadRequest(400, f"{SESSION_HEADER} must be 1-128 letters, digits or ._:-")
+        found = self.sessions.get(name)
+        if found is None:
+            if len(self.sessions) >= self.max_sessions:
+                self.sessions.popitem(last=False)
+            found = self.sessions[name] = _Session(Simulator(self.contract, seed=self.seed))
+        else:
+            self.sessions.move_to_end(name)
+        return found
+
+
+def _json(status: int, value: Any) -> Response:
+    return Response(orjson.dumps(value), status_code=status, media_type="application/json")
+
+
+def _error(status: int, message: str, **extra: Any) -> Response:
+    return _json(status, {"error": message, **extra})
+
+
+async def _read_json(request: Request, *, required: bool) -> Any:
+    length = request.headers.get("content-length")
+    if length is not None:
+        if not length.isdigit():
+            raise _BadRequest(400, "bad Content-Length")
+        if int(length) > MAX_BODY_BYTES:
+            raise _BadRequest(413, f"body larger than {MAX_BODY_BYTES} bytes")
+    chunks: list[bytes] = []
+    size = 0
+
+    async def collect() -> None:
+        nonlocal size
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > MAX_BODY_BYTES:
+                raise _BadRequest(413, f"body larger than {MAX_BODY_BYTES} bytes")
+            chunks.append(chunk)
+
+    try:
+        await asyncio.wait_for(collect(), getattr(request.app.state, "body_timeout", BODY_TIMEOUT))
+    except TimeoutError:
+        raise _BadRequest(408, "the body took too long to arrive") from None
+    data = b"".join(chunks)
+    if not data.strip():
+        if required:
+            raise _BadRequest(400, "expected a JSON body")
+        return None
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError as err:
+        raise _BadRequest(400, f"the body is not JSON: {err}") from None
+    if _too_deep(value, MAX_JSON_DEPTH):
+        raise _BadRequest(400, f"the body nests deeper than {MAX_JSON_DEPTH} levels")
+    return value
+
+
+def _too_deep(value: Any, limit: int) -> bool:
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth > limit:
+                return True
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return False
+
+
+def _respond(response: SimResponse) -> Response:
+    if response.accepted:
+        return _json(response.status, response.output)
+    failure = response.failure
+    extra: dict[str, Any] = {}
+    if failure is not None:
+        extra["kind"] = failure.kind
+        if failure.clause_text is not None:
+            extra["clause"] = failure.clause_text
+        if failure.location is not None:
+            extra["location"] = str(failure.location)
+    return _error(response.status, response.error or "rejected", **extra)
+
+
+Endpoint = Callable[[Request], Awaitable[Response]]
+
+
+def _guard(handler: Endpoint) -> Endpoint:
+    async def endpoint(request: Request) -> Response:
+        try:
+            return await handler(request)
+        except _BadRequest as err:
+            return _error(err.status, err.message)
+
+    return endpoint
+
+
+def create_app(
+    contract: Contract, *, seed: int = 0, max_sessions: int = MAX_SESSIONS, body_timeout: float = BODY_TIMEOUT
+) -> Starlette:
+    """The ASGI app serving ``contract`` (see the module docstring for the routes); a body that
+    takes longer than ``body_timeout`` seconds to arrive is answered 408."""
+    server = MockServer(contract, seed=seed, max_sessions=max_sessions)
+
+    async def call(request: Request, op: Operation, value: Any) -> Response:
+        session = server.session(request)
+        async with session.lock:
+            return _respond(session.sim.call(op.name, value))
+
+    async def state(request: Request) -> Response:
+        session = server.session(request)
+        async with session.lock:
+            return _json(200, session.sim.state_json())
+
+    async def reset(request: Request) -> Response:
+        session = server.session(request)
+        body = await _read_json(request, required=False)
+        seed_value: int | None = None
+        initial: Mapping[str, Any] | None = None
+        if isinstance(body, dict):
+            raw_seed = body.get("seed")
+            if raw_seed is not None and (not isinstance(raw_seed, int) or isinstance(raw_seed, bool)):
+                raise _BadRequest(400, "seed must be an integer")
+            seed_value = raw_seed
+            raw_initial = body.get("initial")
+            if raw_initial is not None and not isinstance(raw_initial, dict):
+                raise _BadRequest(400, "initial must be an object")
+            initial = raw_initial
+        elif body is not None:
+            raise _BadRequest(400, "the reset body must be an object: {seed, initial}")
+        async with session.lock:
+            try:
+                session.sim.reset(seed=seed_value, initial=initial)
+            except Exception as err:  # an EnvfactoryError from a bad initial state
+                raise _BadRequest(400, str(err)) from None
+            return _json(200, session.sim.state_json())
+
+    async def trajectory(request: Request) -> Response:
+        session = server.session(request)
+        name = request.headers.get(SESSION_HEADER, DEFAULT_SESSION)
+        async with session.lock:
+            traj = session.sim.trajectory(id=f"session-{name}")
+        return Response(dumps_trajectory(traj) + b"\n", media_type="application/x-ndjson")
+
+    routes = [
+        Route("/_state", _guard(state), methods=["GET"]),
+        Route("/_reset", _guard(reset), methods=["POST"]),
+        Route("/_envfactory/reset", _guard(reset), methods=["POST"]),
+        Route("/_trajectory", _guard(trajectory), methods=["GET"]),
+    ]
+    bound = {name: op for name, op in contract.operations.items() if op.http is not None}
+    if bound:
+        routes.extend(_http_routes(bound, call))
+    else:
+
+        async def native(request: Request) -> Response:
+            name = request.path_params["operation"]
+            op = contract.operations.get(name)
+            if op is None:
+                return _error(404, f"no operation {name!r}", kind="unknown_tool")
+            value = await _read_json(request, required=False)
+            return await call(request, op, {} if value is None else value)
+
+        routes.append(Route("/{operation}", _guard(native), methods=["POST"]))
+
+    async def info(request: Request) -> Response:
+        return _json(
+            200,
+            {"title": contract.title, "version": contract.version, "operations": sorted(contract.operations)},
+        )
+
+    routes.append(Route("/", info, methods=["GET"]))
+    app = Starlette(routes=routes)
+    app.state.mock = server
+    app.state.body_timeout = body_timeout
+    app.add_middleware(_HeaderLimit)
+    return app
+
+
+class _HeaderLimit:
+    """Rejects requests whose headers add up past ``MAX_HEADER_BYTES`` with 431 (uvicorn only
+    bounds headers that arrive in pieces, not a huge block read in one go)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope.get("type") == "http":
+            size = sum(len(k) + len(v) for k, v in scope.get("headers", ()))
+            if size > MAX_HEADER_BYTES:
+                response = _error(431, f"headers larger than {MAX_HEADER_BYTES} bytes")
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def _http_routes(
+    ops: Mapping[str, Operation], call: Callable[[Request, Operation, Any], Awaitable[Response]]
+) -> list[Route]:
+    by_path: dict[str, dict[str, Operation]] = {}
+    for op in ops.values():
+        assert op.http is not None
+        by_path.setdefault(op.http.path, {})[op.http.method.upper()] = op
+    routes = []
+    for path, methods in sorted(by_path.items()):
+
+        def make(methods: dict[str, Operation]) -> Endpoint:
+            async def endpoint(request: Request) -> Response:
+                op = methods.get(request.method.upper())
+                if op is None:
+                    return _error(405, f"{request.method} is not an operation here")
+                value = await _http_input(request, op)
+                return await call(request, op, value)
+
+            return endpoint
+
+        routes.append(Route(_starlette_path(path), _guard(make(methods)), methods=sorted(methods)))
+    return routes
+
+
+def _starlette_path(path: str) -> str:
+    return path if path.startswith("/") else "/" + path
+
+
+async def _http_input(request: Request, op: Operation) -> Any:
+    """The operation's input from the request: path, query and header parameters and the body."""
+    binding = op.http
+    assert binding is not None
+    props = op.input_schema.get("properties") if isinstance(op.input_schema, Mapping) else None
+    props = props if isinstance(props, Mapping) else {}
+    value: dict[str, Any] = {}
+    for name in binding.path_params:
+        if name in request.path_params:
+            value[name] = _typed(request.path_params[name], props.get(name))
+    for name in binding.query_params:
+        if name in request.query_params:
+            value[name] = _typed(request.query_params[name], props.get(name))
+    for name in binding.header_params:
+        if name in request.headers:
+            value[name] = _typed(request.headers[name], props.get(name))
+    if binding.body is not None:
+        body = await _read_json(request, required=False)
+        if binding.body == "*":
+            if body is not None and not isinstance(body, dict):
+                raise _BadRequest(422, "the body must be a JSON object")
+            value.update(body or {})
+        elif body is not None:
+            value[binding.body] = body
+    return value
+
+
+def _typed(text: str, schema: Any) -> Any:
+    """A parameter's text as its schema's type (left as text when it does not parse)."""
+    kind = schema.get("type") if isinstance(schema, Mapping) else None
+    kinds = kind if isinstance(kind, list) else [kind]
+    if "integer" in kinds:
+        try:
+            return int(text)
+        except ValueError:
+            return text
+    if "number" in kinds:
+        try:
+            return float(text)
+        except ValueError:
+            return text
+    if "boolean" in kinds and text in ("true", "false"):
+        return text == "true"
+    return text
+
+
+# ------------------------------------------------------------------------------------- running
+
+
+def uvicorn_config(app: Any, host: str, port: int, **overrides: Any) -> Any:
+    """uvicorn settings with the limits that keep hostile clients from hurting the server."""
+    import uvicorn
+
+    settings: dict[str, Any] = {
+        "host": host,
+        "port": port,
+        "log_level": "warning",
+        "h11_max_incomplete_event_size": MAX_HEADER_BYTES,
+        "timeout_keep_alive": 5,
+        "limit_concurrency": 1000,
+        "http": "h11",
+        "lifespan": "off",
+        "access_log": False,
+    }
+    settings.update(overrides)
+    return uvicorn.Config(app, **settings)
+
+
+def serve(contract: Contract, host: str = "127.0.0.1", port: int = 8000, *, seed: int = 0) -> None:
+    """Serve the contract until interrupted."""
+    import uvicorn
+
+    uvicorn.Server(uvicorn_config(create_app(contract, seed=seed), host, port)).run()
+
+
+@contextmanager
+def running(contract_or_app: Any, host: str = "127.0.0.1", **overrides: Any) -> Iterator[str]:
+    """Serve in a background thread on a free port; yields the base URL (tests, fuzzing, replay)."""
+    import uvicorn
+
+    app = create_app(contract_or_app) if isinstance(contract_or_app, Contract) else contract_or_app
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, 0))
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn_config(app, host, port, **overrides))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        for _ in range(500):
+            if server.started:
+                break
+            if not thread.is_alive():
+                raise RuntimeError("the server thread stopped while starting")
+            threading.Event().wait(0.01)
+        yield f"http://{host}:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        sock.close()
+
+
+__all__ = ["SESSION_HEADER", "MockServer", "create_app", "running", "serve", "uvicorn_config"]
