@@ -1,14 +1,233 @@
-"""`envfactory fuzz`: placeholder until its layer lands (replace this module whole)."""
+"""`envfactory fuzz CONTRACT --target ...`: property-based fuzzing of an API, a Python object or an agent.
+
+Exit 0 when nothing was found, 1 on a finding, 2 on bad usage or an unreadable contract.
+"""
 
 from __future__ import annotations
 
+import json
+import os
+import shlex
+import sys
+from typing import Any
+
 import click
 
-from envfactory.errors import UsageError
+from envfactory.cli._common import EXIT_FINDING, EXIT_OK, console, safe_text
+from envfactory.contracts.errors import UsageError
+
+MODES = ("valid", "adversarial")
+ENGINES = ("rules", "fast")
 
 
-@click.command("fuzz", context_settings={"ignore_unknown_options": True})
-@click.argument("args", nargs=-1)
-def command(args: tuple[str, ...]) -> None:
-    """Not built yet."""
-    raise UsageError("'envfactory fuzz' is not available in this build yet")
+@click.command("fuzz")
+@click.argument("contract", type=click.Path(dir_okay=False))
+@click.option(
+    "--target",
+    "-t",
+    required=True,
+    help="sim | http://HOST:PORT[/base] | python:MODULE:FACTORY | agent:MODULE:CALLABLE",
+)
+@click.option("--mode", type=click.Choice(MODES), default="adversarial", show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True, help="Same seed, same run.")
+@click.option(
+    "--max-examples", type=click.IntRange(min=1), default=100, show_default=True, help="Test cases."
+)
+@click.option(
+    "--steps", type=click.IntRange(min=1), default=20, show_default=True, help="Calls per test case."
+)
+@click.option(
+    "--time-budget", type=click.FloatRange(min=0.0, min_open=True), default=None, help="Wall-clock seconds."
+)
+@click.option(
+    "--faults",
+    is_flag=True,
+    help="Inject time-outs, dropped connections, 5xx and malformed responses (agents).",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Write findings as a trajectory file.",
+)
+@click.option(
+    "--database",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Keep Hypothesis's example database in this directory (off by default: no surprise writes).",
+)
+@click.option(
+    "--engine",
+    type=click.Choice(ENGINES),
+    default="rules",
+    show_default=True,
+    help="rules: the contract's RuleBasedStateMachine; fast: the same steps from one loop, for throughput.",
+)
+@click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", show_default=True)
+@click.option(
+    "--with",
+    "with_state",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="State file joined to a tool list or OpenAPI document.",
+)
+@click.option("--no-graph", is_flag=True, help="Do not build the state graph to report edge coverage.")
+@click.option(
+    "--only",
+    "only",
+    multiple=True,
+    help="Look only for these finding kinds (repeatable), e.g. --only crash for a tool list without preconditions.",
+)
+def command(
+    contract: str,
+    target: str,
+    mode: str,
+    seed: int,
+    max_examples: int,
+    steps: int,
+    time_budget: float | None,
+    faults: bool,
+    output: str | None,
+    database: str | None,
+    engine: str,
+    fmt: str,
+    with_state: str | None,
+    no_graph: bool,
+    only: tuple[str, ...],
+) -> None:
+    """Fuzz TARGET against CONTRACT with Hypothesis; every finding shrunk to a minimal call sequence."""
+    import envfactory
+    from envfactory.fuzz import findings as F
+
+    loaded = envfactory.load(contract, with_state=with_state)
+    reproduce = _reproduce(
+        contract, target, mode, seed, max_examples, steps, engine, faults, with_state, only
+    )
+    if target.startswith("agent:"):
+        from envfactory.fuzz.agent import fuzz_agent
+
+        summary: Any = fuzz_agent(
+            loaded,
+            target,
+            seed=seed,
+            max_examples=max_examples,
+            steps=steps,
+            faults=faults,
+            time_budget=time_budget,
+            database=database,
+        )
+    else:
+        if faults:
+            raise UsageError(
+                "--faults applies to agent: targets (faults are injected between an agent and its environment)"
+            )
+        from envfactory.fuzz.runner import fuzz
+        from envfactory.fuzz.targets import open_target
+
+        handle = open_target(target, loaded, seed=seed)
+        try:
+            summary = fuzz(
+                loaded,
+                handle,
+                mode=mode,
+                seed=seed,
+                max_examples=max_examples,
+                steps=steps,
+                time_budget=time_budget,
+                database=database,
+                graph=not no_graph,
+                engine=engine,
+                kinds=only or None,
+            )
+        finally:
+            handle.close()
+    if output is not None:
+        trajs = F.trajectories(
+            summary.findings, contract=os.path.basename(contract), seed=seed, command=reproduce
+        )
+        from envfactory.trajectory import write_trajectories
+
+        write_trajectories(output, trajs)
+    if fmt == "json":
+        document = summary.to_json()
+        document["reproduce"] = reproduce
+        document["output"] = output
+        click.echo(json.dumps(document, indent=2, ensure_ascii=False, default=str))
+    else:
+        _print_text(summary, reproduce, output)
+    sys.exit(EXIT_FINDING if summary.findings else EXIT_OK)
+
+
+def _reproduce(
+    contract: str,
+    target: str,
+    mode: str,
+    seed: int,
+    max_examples: int,
+    steps: int,
+    engine: str,
+    faults: bool,
+    with_state: str | None,
+    only: tuple[str, ...],
+) -> str:
+    parts = ["envfactory", "fuzz", contract, "--target", target, "--mode", mode, "--seed", str(seed)]
+    parts += ["--max-examples", str(max_examples), "--steps", str(steps)]
+    if engine != "rules":
+        parts += ["--engine", engine]
+    if faults:
+        parts.append("--faults")
+    if with_state:
+        parts += ["--with", with_state]
+    for kind in only:
+        parts += ["--only", kind]
+    return shlex.join(parts)
+
+
+def _print_text(summary: Any, reproduce: str, output: str | None) -> None:
+    out = console()
+    ops = summary.operations
+    covered = summary.operations_covered
+    edges = f"{summary.edges_covered}" + (
+        f" of {summary.edges_total}" if summary.edges_total is not None else ""
+    )
+    out.print(
+        f"fuzzed {safe_text(summary.target)} ({summary.mode}, seed {summary.seed}): "
+        f"{summary.test_cases} test cases, {summary.calls} calls in {summary.seconds:.1f}s "
+        f"({summary.calls_per_second:.0f}/s)",
+        markup=False,
+    )
+    coverage = f"operations covered: {len(covered)} of {len(ops)}"
+    if not summary.mode.startswith("agent"):
+        coverage += f"; state-graph edges covered: {edges}"
+    out.print(coverage, markup=False)
+    missing = [op for op in ops if op not in covered]
+    if missing:
+        out.print(f"never accepted: {safe_text(', '.join(missing))}", markup=False)
+    if summary.stopped_by_budget:
+        out.print("stopped by the time budget", markup=False)
+    if not summary.findings:
+        out.print("no findings", markup=False)
+        return
+    out.print(f"{len(summary.findings)} finding(s):", markup=False)
+    for i, finding in enumerate(summary.findings, 1):
+        out.print(
+            f"  {i}. [{finding.kind}] {safe_text(finding.operation)}: {safe_text(finding.message)}",
+            markup=False,
+        )
+        if finding.location:
+            out.print(
+                f"     clause {safe_text(finding.clause or '')} at {safe_text(finding.location)}",
+                markup=False,
+            )
+        for n, step in enumerate(finding.steps, 1):
+            shown = json.dumps(step.input, ensure_ascii=False, default=str)
+            if len(shown) > 120:
+                shown = shown[:117] + "..."
+            fault = f" [fault: {step.meta['fault']}]" if step.meta and "fault" in step.meta else ""
+            out.print(
+                f"     {n}. {safe_text(step.tool)}({safe_text(shown)}) -> {step.status}{fault}", markup=False
+            )
+    if output:
+        out.print(f"findings written to {safe_text(output)}", markup=False)
+    out.print(f"reproduce: {safe_text(reproduce)}", markup=False)

@@ -1,0 +1,436 @@
+"""Benchmark: `envfactory fuzz` against baselines, on one HTTP server with planted bugs.
+
+Run: ``.venv/bin/python bench/bench_fuzz.py [--budget SECONDS]``
+
+A small REST pet store (an OpenAPI 3.0 document with ``links``, served by uvicorn on loopback)
+comes in five copies, each with one planted bug: a use after delete, a crash on a non-ASCII name,
+a missing validation, a delete of a missing pet that succeeds, and an output outside its schema.
+Within the same wall-clock budget per bug, three fuzzers look for each:
+
+* envfactory (the contract inferred from the OpenAPI document, ``--engine fast``, adversarial);
+* (a) random call sequences: uniform operations, inputs from the same schema sampler driven by a
+  seeded ``random.Random`` (no key linking, no shrinking), judged by the same oracle;
+* (b) Schemathesis's stateful testing (``schema.as_state_machine()``, its default checks), when
+  it is installed.
+
+Printed: bugs found by each, and the median time to the first failure (over the bugs it found),
+with the ratio to envfactory. Then calls per second against a Python target (envfactory's
+``python:`` target on the bank example's correct implementation), for both engines, in wall
+and CPU seconds (the CPU figure is what a loaded machine cannot distort).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import socket
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+
+SPEC: dict[str, Any] = {
+    "openapi": "3.0.3",
+    "info": {"title": "Bench pet store", "version": "1.0"},
+    "paths": {
+        "/pets": {
+            "post": {
+                "operationId": "createPet",
+                "requestBody": {
+                    "required": True,
+                    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/NewPet"}}},
+                },
+                "responses": {
+                    "201": {
+                        "description": "created",
+                        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Pet"}}},
+                        "links": {
+                            "GetPet": {
+                                "operationId": "getPet",
+                                "parameters": {"petId": "$response.body#/id"},
+                            },
+                            "DeletePet": {
+                                "operationId": "deletePet",
+                                "parameters": {"petId": "$response.body#/id"},
+                            },
+                        },
+                    },
+                    "422": {"description": "invalid"},
+                },
+            }
+        },
+        "/pets/{petId}": {
+            "parameters": [{"name": "petId", "in": "path", "required": True, "schema": {"type": "integer"}}],
+            "get": {
+                "operationId": "getPet",
+                "responses": {
+                    "200": {
+                        "description": "the pet",
+                        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Pet"}}},
+                    },
+                    "404": {"description": "no such pet"},
+                    "422": {"description": "invalid id"},
+                },
+            },
+            "delete": {
+                "operationId": "deletePet",
+                "responses": {
+                    "204": {"description": "deleted"},
+                    "404": {"description": "no such pet"},
+                    "422": {"description": "invalid id"},
+                },
+            },
+        },
+    },
+    "components": {
+        "schemas": {
+            "NewPet": {
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string", "minLength": 1, "maxLength": 40},
+                    "price": {"type": "integer", "minimum": 0, "maximum": 1000},
+                },
+                "required": ["name", "price"],
+                "additionalProperties": False,
+            },
+            "Pet": {
+                "type": "object",
+                "properties": {
+                    "id": {"type": "integer"},
+                    "name": {"type": "string"},
+                    "price": {"type": "integer", "minimum": 0, "maximum": 1000},
+                },
+                "required": ["id", "name", "price"],
+            },
+        }
+    },
+}
+
+BUGS = ("use_after_delete", "crash_on_unicode", "missing_validation", "delete_missing_ok", "bad_output")
+
+
+def make_app(bug: str | None) -> Any:
+    """The REST pet store, with ``bug`` planted (None: correct)."""
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse, Response
+    from starlette.routing import Route
+
+    state: dict[str, Any] = {"pets": {}, "gone": {}, "next": 1}
+
+    def reset() -> None:
+        state.update(pets={}, gone={}, next=1)
+
+    async def do_reset(request: Request) -> Response:
+        reset()
+        return JSONResponse({})
+
+    async def pets(request: Request) -> Response:
+        try:
+            body = json.loads(await request.body() or b"null")
+        except ValueError:
+            return JSONResponse({"error": "bad json"}, status_code=422)
+        if not isinstance(body, dict) or set(body) - {"name", "price"}:
+            return JSONResponse({"error": "invalid"}, status_code=422)
+        name, price = body.get("name"), body.get("price")
+        if not (isinstance(name, str) and 1 <= len(name) <= 40):
+            return JSONResponse({"error": "invalid name"}, status_code=422)
+        price_ok = type(price) is int and price >= 0 and (price <= 1000 or bug == "missing_validation")
+        if not price_ok:
+            return JSONResponse({"error": "invalid price"}, status_code=422)
+        if bug == "crash_on_unicode":
+            name.encode("ascii", errors="strict") if not name.isascii() else None
+        pet = {"id": state["next"], "name": name, "price": price}
+        state["pets"][pet["id"]] = pet
+        state["next"] += 1
+        return JSONResponse(pet, status_code=201)
+
+    async def pet(request: Request) -> Response:
+        try:
+            pet_id = int(request.path_params["petId"])
+        except ValueError:
+            return JSONResponse({"error": "bad id"}, status_code=422)
+        found = state["pets"].get(pet_id)
+        if request.method == "GET":
+            if found is None and bug == "use_after_delete":
+                found = state["gone"].get(pet_id)
+            if found is None:
+                return JSONResponse({"error": "no such pet"}, status_code=404)
+            if bug == "bad_output" and found["price"] == 0:
+                return JSONResponse({**found, "price": "free"})
+            return JSONResponse(found)
+        if found is None:
+            if bug == "delete_missing_ok":
+                return Response(status_code=204)
+            return JSONResponse({"error": "no such pet"}, status_code=404)
+        state["gone"][pet_id] = state["pets"].pop(pet_id)
+        return Response(status_code=204)
+
+    async def crash_guard(request: Request) -> Response:
+        try:
+            return await pets(request)
+        except Exception:
+            return JSONResponse({"error": "internal error"}, status_code=500)
+
+    return Starlette(
+        routes=[
+            Route("/_envfactory/reset", do_reset, methods=["POST"]),
+            Route("/pets", crash_guard, methods=["POST"]),
+            Route("/pets/{petId}", pet, methods=["GET", "DELETE"]),
+        ]
+    )
+
+
+@contextmanager
+def serving(app: Any) -> Iterator[str]:
+    """uvicorn in a thread, binding its own port (a handed-over socket leaves Nagle on)."""
+    import uvicorn
+
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error", lifespan="off", http="h11")
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+# ------------------------------------------------------------------------------------ fuzzers
+
+
+def run_envfactory(contract: Any, url: str, budget: float, seed: int) -> float | None:
+    from envfactory.fuzz.runner import fuzz
+    from envfactory.fuzz.targets import open_target
+
+    target = open_target(url, contract)
+    try:
+        summary = fuzz(
+            contract,
+            target,
+            seed=seed,
+            max_examples=100_000,
+            steps=10,
+            time_budget=budget,
+            engine="fast",
+            multiple=False,
+            shrink_cases=50,
+        )
+    finally:
+        target.close()
+    return summary.first_finding_seconds
+
+
+class RandomSource:
+    """The fuzzer's draw interface over ``random.Random`` (the random baseline: no Hypothesis)."""
+
+    def __init__(self, rng: random.Random) -> None:
+        self.rng = rng
+
+    def integer(self, low: int | None = None, high: int | None = None) -> int:
+        return self.rng.randint(-(2**31) if low is None else low, 2**31 if high is None else high)
+
+    def index(self, n: int) -> int:
+        return self.rng.randrange(n) if n > 1 else 0
+
+    def pick(self, items: Any) -> Any:
+        return items[self.index(len(items))]
+
+    def boolean(self, p: float = 0.5) -> bool:
+        return self.rng.random() < p
+
+    def number(self, low: float | None, high: float | None) -> float:
+        return self.rng.uniform(low if low is not None else -1e6, high if high is not None else 1e6)
+
+    def string(self, alphabet: Any, min_size: int, max_size: int) -> str:
+        size = self.rng.randint(min_size, max_size)
+        return "".join(chr(alphabet[self.rng.randrange(len(alphabet))]) for _ in range(size))
+
+    def strategy(self, strategy: Any) -> Any:
+        raise NotImplementedError("the bench spec has no patterns or formats")
+
+
+def run_random(contract: Any, url: str, budget: float, seed: int) -> float | None:
+    """Random call sequences of 10 calls, judged by the same oracle, until the budget is spent."""
+    from envfactory.contracts.semantics import Machine
+    from envfactory.contracts.state import initial_state
+    from envfactory.fuzz import inputs, oracle
+    from envfactory.fuzz.targets import open_target
+
+    closed = contract.with_closed_world()
+    machine = Machine(closed)
+    ops = list(closed.operations.values())
+    gens = {op.name: inputs.compile_schema(op.input_schema) for op in ops}
+    src = RandomSource(random.Random(seed))
+    target = open_target(url, closed)
+    start = time.monotonic()
+    try:
+        while time.monotonic() - start < budget:
+            target.reset()
+            state = initial_state(closed)
+            for _ in range(10):
+                op = src.pick(ops)
+                value = gens[op.name](src)
+                expect = oracle.judge(machine, state, op, value)
+                response = target.call(op.name, value)
+                if expect.accepted:
+                    post, verdict = oracle.check_accepted(machine, state, op, value, expect, response)
+                    if verdict is not None:
+                        return time.monotonic() - start
+                    state = post
+                elif oracle.check_rejected(op, expect, response, lambda: None) is not None:
+                    return time.monotonic() - start
+    finally:
+        target.close()
+    return None
+
+
+def run_schemathesis(url: str, budget: float, seed: int) -> float | None:
+    import hypothesis
+    import schemathesis
+
+    schema = schemathesis.openapi.from_dict(SPEC)
+    base = schema.as_state_machine()
+    start = time.monotonic()
+    first: list[float] = []
+    spent: list[bool] = []
+    import httpx
+
+    client = httpx.Client()
+
+    class Machine(base):  # type: ignore[misc, valid-type]
+        def setup(self) -> None:
+            if time.monotonic() - start > budget:
+                spent.append(True)
+                raise TimeoutError("budget spent")
+            client.post(url + "/_envfactory/reset")
+
+        def get_call_kwargs(self, case: Any) -> dict[str, Any]:
+            return {"base_url": url}
+
+    config = hypothesis.settings(
+        max_examples=100_000,
+        deadline=None,
+        database=None,
+        stateful_step_count=10,
+        suppress_health_check=list(hypothesis.HealthCheck),
+        phases=[hypothesis.Phase.generate],
+    )
+    Machine._hypothesis_internal_use_seed = seed  # type: ignore[attr-defined]
+    try:
+        Machine.run(settings=config)
+    except BaseException:  # a failure, or the budget running out
+        # only the generate phase runs, so the failure surfaces as soon as it is found
+        if not spent:
+            first.append(time.monotonic() - start)
+    finally:
+        client.close()
+    return first[0] if first else None
+
+
+# ---------------------------------------------------------------------------------- throughput
+
+
+def throughput(seconds: float) -> dict[str, tuple[float, float]]:
+    """Calls per second (wall, CPU) against the bank example's correct Python implementation."""
+    import envfactory
+    from envfactory.fuzz.runner import fuzz
+    from envfactory.fuzz.targets import open_target
+
+    contract = envfactory.load(ROOT / "examples" / "bank" / "bank.yaml")
+    spec = f"python:{ROOT / 'tests' / 'fuzz' / 'impls' / 'bank_impl.py'}:Bank"
+    out = {}
+    for engine in ("fast", "rules"):
+        target = open_target(spec, contract)
+        cpu = time.process_time()
+        summary = fuzz(
+            contract, target, seed=1, max_examples=100_000, steps=20, time_budget=seconds, engine=engine
+        )
+        cpu = time.process_time() - cpu
+        out[engine] = (summary.calls / summary.seconds, summary.calls / cpu)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--budget", type=float, default=3.0, help="seconds per bug per fuzzer")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    sys.path.insert(0, str(ROOT))
+    import envfactory
+
+    try:
+        import schemathesis  # noqa: F401
+
+        have_st = True
+    except ImportError:
+        have_st = False
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "petstore.json"
+        path.write_text(json.dumps(SPEC))
+        contract = envfactory.load(path)
+    fuzzers: dict[str, Callable[[str], float | None]] = {
+        "envfactory": lambda url: run_envfactory(contract, url, args.budget, args.seed),
+        "random": lambda url: run_random(contract, url, args.budget, args.seed),
+    }
+    if have_st:
+        fuzzers["schemathesis"] = lambda url: run_schemathesis(url, args.budget, args.seed)
+    results: dict[str, dict[str, float | None]] = {name: {} for name in fuzzers}
+    with serving(make_app(None)) as url:
+        clean = {name: fn(url) for name, fn in fuzzers.items()}
+    for bug in BUGS:
+        with serving(make_app(bug)) as url:
+            for name, fn in fuzzers.items():
+                results[name][bug] = fn(url)
+    print(f"planted bugs: {len(BUGS)}, budget {args.budget:.1f}s per bug per fuzzer, seed {args.seed}")
+    print(
+        f"false alarms on the correct server: {', '.join(f'{k}={v is not None}' for k, v in clean.items())}"
+    )
+    print(f"{'bug':<20}" + "".join(f"{name:>16}" for name in fuzzers))
+    for bug in BUGS:
+        cells = "".join(
+            f"{(f'{results[name][bug]:.2f}s' if results[name][bug] is not None else 'missed'):>16}"
+            for name in fuzzers
+        )
+        print(f"{bug:<20}{cells}")
+    ours = [t for t in results["envfactory"].values() if t is not None]
+    ours_median = statistics.median(ours) if ours else None
+    for name in fuzzers:
+        times = [t for t in results[name].values() if t is not None]
+        median = statistics.median(times) if times else None
+        ratio = (
+            f", {median / ours_median:.2f}x envfactory's median"
+            if median is not None and ours_median and name != "envfactory"
+            else ""
+        )
+        shown = f"{median:.2f}s" if median is not None else "n/a"
+        print(f"{name:<13} found {len(times)}/{len(BUGS)}, median time to first failure {shown}{ratio}")
+    if not have_st:
+        print("schemathesis: not installed (pip install schemathesis), baseline (b) skipped")
+    rates = throughput(4.0)
+    for engine, (wall, cpu) in rates.items():
+        print(f"python target, engine {engine}: {wall:,.0f} calls/s wall, {cpu:,.0f} calls per CPU-second")
+    fast_cpu = rates["fast"][1]
+    print(
+        f"target >= 3,000 calls/s: {'met' if fast_cpu >= 3000 else 'not met'} (fast engine, per CPU-second)"
+    )
+
+
+if __name__ == "__main__":
+    main()

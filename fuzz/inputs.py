@@ -1,0 +1,454 @@
+"""Inputs: JSON Schemas compiled to value generators, valid ones and adversarial ones.
+
+``compile_schema(schema)`` turns a schema into a generator: a function of a ``draws.Source``
+that returns a value meant to satisfy the schema (JSON Schema 2020-12 as the loader bundles it:
+local ``$ref``s into ``$defs``, ``enum``/``const``, numeric and string bounds, ``pattern``,
+``format``, arrays, objects, ``anyOf``/``oneOf``/``allOf``, ``nullable``). Every choice goes
+through the source, so Hypothesis replays and shrinks it (to the lower bound, the first enum
+value, the shortest string). The fuzzer never trusts a generator to be exact: every drawn input
+is judged by the contract's model, so a schema feature drawn loosely only changes how often a
+call is valid.
+
+``mutate`` breaks an input on purpose: a wrong type, a missing required field, an unknown extra
+field, a value just past a boundary. ``links(operation, contract)`` finds which input fields name
+keys of state collections (``input.petId in pets``, ``pets[input.petId]``), so that the fuzzer
+can draw live keys and calls connect into deep states.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from functools import lru_cache
+from typing import Any
+
+import orjson
+from hypothesis import strategies as st
+
+from envfactory.contracts import ir
+from envfactory.contracts.model import Contract, Operation
+from envfactory.fuzz.draws import ASCII, LOWER, UNICODE, Source
+from envfactory.fuzz.regex import compile_pattern
+
+Gen = Callable[[Source], Any]
+
+MAX_ITEMS = 4
+"""Longest array a generator draws beyond ``minItems`` (longer ones only add cost, rarely behaviour)."""
+MAX_DEPTH = 8
+INT_LIMIT = 1 << 53
+
+WRONG_VALUES: tuple[Any, ...] = (None, True, 0, -1, 1.5, "", "x", [], {}, 2**63, "\u0000\u202e", "a" * 2000)
+"""Values that are the wrong type (or a hostile edge) for most fields."""
+
+_SCALARS: tuple[Any, ...] = (None, True, False, 0, 1, -1, "", "a", 1.5)
+
+
+def _any_value(src: Source) -> Any:
+    return src.pick(_SCALARS)
+
+
+def compile_schema(schema: Any) -> Gen:
+    """A generator for ``schema`` (cached per schema)."""
+    try:
+        key = orjson.dumps(schema, option=orjson.OPT_SORT_KEYS)
+    except TypeError:
+        return _build(schema, schema, 0)
+    return _cached(key)
+
+
+@lru_cache(maxsize=1024)
+def _cached(key: bytes) -> Gen:
+    schema = orjson.loads(key)
+    return _build(schema, schema, 0)
+
+
+def _resolve(ref: str, root: Any) -> Any:
+    if not ref.startswith("#"):
+        return {}
+    node = root
+    for part in ref[1:].split("/"):
+        if not part:
+            continue
+        part = part.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, Mapping) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        else:
+            return {}
+    return node
+
+
+def _nothing(src: Source) -> Any:
+    return None
+
+
+def _build(schema: Any, root: Any, depth: int) -> Gen:
+    if schema is True or schema is None:
+        return _any_value
+    if schema is False or not isinstance(schema, Mapping):
+        return _nothing
+    if depth > MAX_DEPTH:
+        return _nothing
+    if "$ref" in schema:
+        target = _resolve(str(schema["$ref"]), root)
+        rest = {k: v for k, v in schema.items() if k not in ("$ref", "$defs", "definitions")}
+        merged = {**target, **rest} if isinstance(target, Mapping) else rest
+        return _build(merged, root, depth + 1)
+    inner = _build_plain(schema, root, depth)
+    if schema.get("nullable") is True:
+        return _one_of([inner, _nothing])
+    return inner
+
+
+def _one_of(options: list[Gen]) -> Gen:
+    if len(options) == 1:
+        return options[0]
+
+    def gen(src: Source) -> Any:
+        return options[src.index(len(options))](src)
+
+    return gen
+
+
+def _just(value: Any) -> Gen:
+    def gen(src: Source) -> Any:
+        return orjson.loads(orjson.dumps(value)) if isinstance(value, dict | list) else value
+
+    return gen
+
+
+def _build_plain(schema: Mapping[str, Any], root: Any, depth: int) -> Gen:
+    if "const" in schema:
+        return _just(schema["const"])
+    enum = schema.get("enum")
+    if isinstance(enum, list) and enum:
+        choices = list(enum)
+        return lambda src: src.pick(choices)
+    if "allOf" in schema and isinstance(schema["allOf"], list):
+        return _build(_merge_all(schema, root), root, depth + 1)
+    for key in ("anyOf", "oneOf"):
+        if key in schema and isinstance(schema[key], list) and schema[key]:
+            base = {k: v for k, v in schema.items() if k not in (key, "$defs")}
+            return _one_of([_build({**base, **_as_map(s, root)}, root, depth + 1) for s in schema[key]])
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        return _one_of([_typed(str(k), schema, root, depth) for k in kind] or [_any_value])
+    if kind is None:
+        if "properties" in schema or "required" in schema:
+            kind = "object"
+        elif "items" in schema:
+            kind = "array"
+        else:
+            return _any_value
+    return _typed(str(kind), schema, root, depth)
+
+
+def _as_map(schema: Any, root: Any) -> Mapping[str, Any]:
+    if isinstance(schema, Mapping) and "$ref" in schema:
+        target = _resolve(str(schema["$ref"]), root)
+        return target if isinstance(target, Mapping) else {}
+    return schema if isinstance(schema, Mapping) else {}
+
+
+def _merge_all(schema: Mapping[str, Any], root: Any) -> dict[str, Any]:
+    merged: dict[str, Any] = {k: v for k, v in schema.items() if k != "allOf"}
+    for part in schema["allOf"]:
+        part = _as_map(part, root)
+        if "allOf" in part:
+            part = _merge_all(part, root)
+        for key, value in part.items():
+            if key == "properties":
+                merged["properties"] = {**merged.get("properties", {}), **value}
+            elif key == "required":
+                merged["required"] = sorted(set(merged.get("required", [])) | set(value))
+            else:
+                merged.setdefault(key, value)
+    return merged
+
+
+def _typed(kind: str, schema: Mapping[str, Any], root: Any, depth: int) -> Gen:
+    if kind == "null":
+        return _nothing
+    if kind == "boolean":
+        return lambda src: src.boolean()
+    if kind == "integer":
+        return _integers(schema)
+    if kind == "number":
+        return _numbers(schema)
+    if kind == "string":
+        return _strings(schema)
+    if kind == "array":
+        return _arrays(schema, root, depth)
+    if kind == "object":
+        return _objects(schema, root, depth)
+    return _any_value
+
+
+def _bounds(schema: Mapping[str, Any]) -> tuple[float | None, float | None]:
+    low = schema.get("minimum")
+    high = schema.get("maximum")
+    ex_low = schema.get("exclusiveMinimum")
+    ex_high = schema.get("exclusiveMaximum")
+    if ex_low is True and low is not None:  # OpenAPI 3.0 spelling
+        ex_low, low = low, None
+    if ex_high is True and high is not None:
+        ex_high, high = high, None
+    lo = float(low) if isinstance(low, int | float) and _num(low) else None
+    hi = float(high) if isinstance(high, int | float) and _num(high) else None
+    if isinstance(ex_low, int | float) and _num(ex_low):
+        lo = float(ex_low) if lo is None else max(lo, float(ex_low))
+        lo = math.nextafter(lo, math.inf)
+    if isinstance(ex_high, int | float) and _num(ex_high):
+        hi = float(ex_high) if hi is None else min(hi, float(ex_high))
+        hi = math.nextafter(hi, -math.inf)
+    return lo, hi
+
+
+def _num(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _integers(schema: Mapping[str, Any]) -> Gen:
+    lo, hi = _bounds(schema)
+    low = max(math.ceil(lo), -INT_LIMIT) if lo is not None else -INT_LIMIT
+    high = min(math.floor(hi), INT_LIMIT) if hi is not None else INT_LIMIT
+    if low > high:
+        return _just(low)
+    near_low = max(low, min(high, 0))
+    near_high = min(high, near_low + 100)
+    edges = sorted({v for v in (low, high) if -INT_LIMIT < v < INT_LIMIT})
+    step = schema.get("multipleOf")
+    stride = step if isinstance(step, int) and step > 0 else 1
+
+    def gen(src: Source) -> int:
+        how = src.index(4)
+        if how == 0 or how == 3:
+            value = src.integer(near_low, near_high)
+        elif how == 1 and edges:
+            value = src.pick(edges)
+        else:
+            value = src.integer(low, high)
+        if stride > 1:
+            value -= value % stride
+            if value < low:
+                value += stride
+        return value
+
+    return gen
+
+
+def _numbers(schema: Mapping[str, Any]) -> Gen:
+    lo, hi = _bounds(schema)
+    ints = _integers(schema)
+
+    def gen(src: Source) -> float | int:
+        if src.boolean():
+            return ints(src)
+        return src.number(lo, hi)
+
+    return gen
+
+
+_FORMAT_STRATEGIES: dict[str, st.SearchStrategy[str]] = {
+    "uuid": st.uuids().map(str),
+    "date-time": st.datetimes().map(lambda d: d.isoformat() + "Z"),
+    "date": st.dates().map(lambda d: d.isoformat()),
+    "email": st.from_regex(r"\A[a-z]{1,8}@[a-z]{1,8}\.(com|org|dev)\Z"),
+    "uri": st.from_regex(r"\Ahttps://[a-z]{1,10}\.example/[a-z0-9]{0,8}\Z"),
+    "ipv4": st.tuples(*[st.integers(0, 255)] * 4).map(lambda t: ".".join(map(str, t))),
+}
+
+
+def _strings(schema: Mapping[str, Any]) -> Gen:
+    min_size = int(schema.get("minLength", 0) or 0)
+    max_len = schema.get("maxLength")
+    max_n = int(max_len) if isinstance(max_len, int) else None
+    pattern = schema.get("pattern")
+    fmt = schema.get("format")
+    if isinstance(pattern, str):
+        fast = compile_pattern(pattern)
+        if fast is not None:
+            return fast
+        try:
+            strategy: st.SearchStrategy[str] = st.from_regex(pattern, fullmatch=True)
+            strategy.validate()
+        except Exception:  # a pattern Python's re cannot read: the validator is the judge
+            strategy = st.text(max_size=12)
+        if min_size or max_n is not None:
+            strategy = strategy.filter(lambda s: len(s) >= min_size and (max_n is None or len(s) <= max_n))
+        return lambda src: src.strategy(strategy)
+    if isinstance(fmt, str) and fmt in _FORMAT_STRATEGIES:
+        by_format = _FORMAT_STRATEGIES[fmt]
+        return lambda src: src.strategy(by_format)
+    top = max_n if max_n is not None else min_size + 12
+    if top < min_size:
+        return _just("")
+    short = min(top, min_size + 8)
+
+    def gen(src: Source) -> str:
+        how = src.index(3)
+        if how == 0:
+            return src.string(LOWER, min_size, short)
+        if how == 1:
+            return src.string(ASCII, min_size, top)
+        return src.string(UNICODE, min_size, top)
+
+    return gen
+
+
+def _arrays(schema: Mapping[str, Any], root: Any, depth: int) -> Gen:
+    items = _build(schema.get("items", True), root, depth + 1)
+    min_size = int(schema.get("minItems", 0) or 0)
+    max_items = schema.get("maxItems")
+    max_size = (
+        min(int(max_items), min_size + MAX_ITEMS) if isinstance(max_items, int) else min_size + MAX_ITEMS
+    )
+    unique = schema.get("uniqueItems") is True
+
+    def gen(src: Source) -> list[Any]:
+        n = src.integer(min_size, max(min_size, max_size))
+        out = [items(src) for _ in range(n)]
+        if unique:
+            seen: dict[bytes, Any] = {}
+            for v in out:
+                seen.setdefault(orjson.dumps(v, option=orjson.OPT_SORT_KEYS), v)
+            out = list(seen.values())
+        return out
+
+    return gen
+
+
+def _objects(schema: Mapping[str, Any], root: Any, depth: int) -> Gen:
+    props = schema.get("properties") or {}
+    required = [r for r in schema.get("required") or [] if isinstance(r, str)]
+    fields = [(name, _build(props.get(name, True), root, depth + 1), name in required) for name in props]
+    fields += [(name, _any_value, True) for name in required if name not in props]
+
+    def gen(src: Source) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for name, field, needed in fields:
+            if needed or src.boolean():
+                out[name] = field(src)
+        return out
+
+    return gen
+
+
+# ------------------------------------------------------------------------------ adversarial
+
+
+def object_properties(schema: Mapping[str, Any]) -> tuple[dict[str, Any], list[str], Any]:
+    """An object schema's properties, required names and ``additionalProperties`` (refs followed)."""
+    node: Any = schema
+    for _ in range(MAX_DEPTH):
+        if isinstance(node, Mapping) and "$ref" in node:
+            node = {**_resolve(str(node["$ref"]), schema), **{k: v for k, v in node.items() if k != "$ref"}}
+        else:
+            break
+    if isinstance(node, Mapping) and "allOf" in node:
+        node = _merge_all(node, schema)
+    if not isinstance(node, Mapping):
+        return {}, [], True
+    props = {k: v for k, v in (node.get("properties") or {}).items()}
+    required = [r for r in node.get("required") or [] if isinstance(r, str)]
+    return props, required, node.get("additionalProperties", True)
+
+
+def boundary_values(field_schema: Any, root: Any) -> list[Any]:
+    """Values just inside and just outside a field's bounds."""
+    node = _as_map(field_schema, root)
+    out: list[Any] = []
+    kind = node.get("type")
+    if kind in ("integer", "number"):
+        lo, hi = _bounds(node)
+        for edge in (lo, hi):
+            if edge is not None and math.isfinite(edge):
+                base = math.ceil(edge) if kind == "integer" else edge
+                out.extend([int(base) - 1, int(base), int(base) + 1] if kind == "integer" else [edge])
+        out.extend([0, -1, 2**31, -(2**31), 2**53 + 1])
+    elif kind == "string":
+        min_len = node.get("minLength")
+        max_len = node.get("maxLength")
+        if isinstance(min_len, int) and min_len > 0:
+            out.append("a" * (min_len - 1))
+        if isinstance(max_len, int):
+            out.extend(["a" * max_len, "a" * (max_len + 1)])
+        out.extend(["", " ", "\u00e9\u4e2d\U0001f600", "../../etc/passwd", "' OR 1=1 --", "%s%n"])
+        if isinstance(node.get("enum"), list):
+            out.append("NOT_IN_ENUM")
+    elif kind == "array":
+        out.extend([[], [None] * 50])
+    return out
+
+
+MUTATIONS = ("wrong_type", "missing_field", "extra_field", "boundary", "not_an_object")
+
+
+def mutate(value: Any, schema: Mapping[str, Any], kind: str, choice: int, *, allow_non_object: bool) -> Any:
+    """``value`` broken in the way ``kind`` names; ``choice`` picks which field and which value."""
+    props, required, _additional = object_properties(schema)
+    fields = dict(value) if isinstance(value, Mapping) else {}
+    names = sorted(set(props) | set(fields))
+    if kind == "not_an_object":
+        if allow_non_object:
+            return WRONG_VALUES[choice % len(WRONG_VALUES)] if choice % 3 else [fields]
+        kind = "wrong_type"
+    if kind == "missing_field":
+        present = [n for n in required if n in fields] or [n for n in names if n in fields]
+        if present:
+            fields.pop(present[choice % len(present)])
+            return fields
+        kind = "extra_field"
+    if kind == "extra_field":
+        extra = ["unexpected", "__proto__", "id_", "$where", "\u202eadmin"][choice % 5]
+        while extra in props:
+            extra += "_"
+        fields[extra] = WRONG_VALUES[choice % len(WRONG_VALUES)]
+        return fields
+    if not names:
+        fields["unexpected"] = WRONG_VALUES[choice % len(WRONG_VALUES)]
+        return fields
+    name = names[choice % len(names)]
+    if kind == "boundary":
+        candidates = boundary_values(props.get(name, {}), schema)
+        if candidates:
+            fields[name] = candidates[(choice // max(len(names), 1)) % len(candidates)]
+            return fields
+    fields[name] = WRONG_VALUES[(choice // max(len(names), 1)) % len(WRONG_VALUES)]
+    return fields
+
+
+# ------------------------------------------------------------------------------------ links
+
+
+def links(op: Operation, contract: Contract) -> dict[str, str]:
+    """Input field -> the state collection whose keys it names, read from requires and effects."""
+    collections = {name for name, var in contract.state.items() if var.collection}
+    found: dict[str, str] = {}
+    exprs: list[ir.Expr] = [c.expr for c in op.requires]
+    for effect in op.effects:
+        if effect.target.key is not None and effect.target.var in collections:
+            field = _input_field(effect.target.key)
+            if field is not None:
+                found.setdefault(field, effect.target.var)
+            exprs.append(effect.target.key)
+        if effect.value is not None:
+            exprs.append(effect.value)
+    for expr in exprs:
+        for node in ir.walk(expr):
+            if isinstance(node, ir.Compare) and node.op in ("in", "not in"):
+                field = _input_field(node.left)
+                if field is not None and isinstance(node.right, ir.Name) and node.right.id in collections:
+                    found.setdefault(field, node.right.id)
+            elif isinstance(node, ir.Index) and isinstance(node.obj, ir.Name) and node.obj.id in collections:
+                field = _input_field(node.key)
+                if field is not None:
+                    found.setdefault(field, node.obj.id)
+    return found
+
+
+def _input_field(node: ir.Expr) -> str | None:
+    if isinstance(node, ir.Attr) and isinstance(node.obj, ir.Name) and node.obj.id == "input":
+        return node.name
+    return None

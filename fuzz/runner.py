@@ -1,0 +1,315 @@
+"""Running a fuzz campaign: settings, the time budget, coverage, and the summary.
+
+``fuzz(contract, target, ...)`` builds the contract's state machine (``machine.py``), runs it
+under Hypothesis with one seed (same seed, same run: no example database unless one is named),
+and collects the distinct findings, each the smallest call sequence Hypothesis shrank it to.
+
+Hypothesis stops at ``max_examples`` test cases; the wall-clock budget is enforced here: once it
+is spent, the next test case ends the run (a finding already found gets a short grace period to
+finish shrinking). The findings are recorded as they happen, so ending early loses none of them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import time
+from collections.abc import Callable, Collection
+from typing import Any
+
+import attrs
+from hypothesis import HealthCheck, Phase, Verbosity, settings
+from hypothesis.database import DirectoryBasedExampleDatabase
+from hypothesis.stateful import get_state_machine_test
+
+from envfactory.contracts.errors import UsageError
+from envfactory.contracts.model import Contract
+from envfactory.contracts.semantics import Machine
+from envfactory.contracts.state import initial_state
+from envfactory.contracts.values import FrozenMap
+from envfactory.fuzz.findings import KINDS, Finding, FindingError, Findings
+from envfactory.fuzz.shrink import minimize
+from envfactory.fuzz.targets import PythonTarget, Target
+
+MODES = ("valid", "adversarial")
+ENGINES = ("rules", "fast")
+SHRINK_GRACE = 0.5
+"""Share of the time budget a run may add to finish shrinking what it found."""
+MIN_GRACE = 2.0
+SHRINK_CASES = 200
+"""Test cases a run goes on for after its first finding (more search, then Hypothesis's shrinking)."""
+CASES_PER_EXAMPLE = 2
+EXTRA_CASES = 300
+"""A run stops after ``2 * max_examples + 300`` test cases, failing ones included (Hypothesis
+counts only passing ones), which leaves room to shrink without running on and on."""
+
+
+class StopRun(BaseException):
+    """Ends a run from inside a test case (a ``BaseException`` so Hypothesis does not shrink it)."""
+
+
+@attrs.frozen(slots=True)
+class Summary:
+    """What one run did and found."""
+
+    target: str
+    mode: str
+    seed: int
+    test_cases: int
+    calls: int
+    rejected: int
+    seconds: float
+    operations: tuple[str, ...]
+    operations_covered: tuple[str, ...]
+    edges_covered: int
+    edges_total: int | None
+    findings: tuple[Finding, ...]
+    first_finding_seconds: float | None
+    stopped_by_budget: bool
+    reproduce: str | None = None
+
+    @property
+    def calls_per_second(self) -> float:
+        return self.calls / self.seconds if self.seconds > 0 else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "target": self.target,
+            "mode": self.mode,
+            "seed": self.seed,
+            "test_cases": self.test_cases,
+            "calls": self.calls,
+            "rejected_calls": self.rejected,
+            "seconds": round(self.seconds, 3),
+            "operations": list(self.operations),
+            "operations_covered": list(self.operations_covered),
+            "edges_covered": self.edges_covered,
+            "edges_total": self.edges_total,
+            "stopped_by_budget": self.stopped_by_budget,
+            "first_finding_seconds": self.first_finding_seconds,
+            "findings": [f.to_json() for f in self.findings],
+            "reproduce": self.reproduce,
+        }
+
+
+class Session:
+    """Everything one run shares across its test cases."""
+
+    def __init__(
+        self,
+        contract: Contract,
+        target: Target,
+        *,
+        mode: str,
+        time_budget: float | None,
+        on_finding: Callable[[Finding], None] | None = None,
+    ) -> None:
+        if mode not in MODES:
+            raise UsageError(f"unknown mode {mode!r}: expected one of {', '.join(MODES)}")
+        closed = contract if all(v.known for v in contract.state.values()) else contract.with_closed_world()
+        self.contract = closed
+        self.model = Machine(closed)
+        self.initial: FrozenMap = initial_state(closed)
+        self.collections = frozenset(name for name, var in closed.state.items() if var.collection)
+        self.writes = {
+            name: tuple(sorted(op.writes & self.collections)) for name, op in closed.operations.items()
+        }
+        self.target = target
+        self.mode = mode
+        self.allow_non_object = not isinstance(target, PythonTarget)
+        self.findings = Findings()
+        self.on_finding = on_finding
+        self.calls = 0
+        self.rejected = 0
+        self.test_cases = 0
+        self.ops_covered: set[str] = set()
+        self.edges: set[tuple[Any, str, Any]] = set()
+        self.abstraction = Abstraction(closed)
+        self.started = time.monotonic()
+        self.time_budget = time_budget
+        self.stopped_by_budget = False
+        self.max_cases: int | None = None
+        self.stopped = False
+        self.first_case: int | None = None
+        self.shrink_cases = SHRINK_CASES
+        self.kinds: frozenset[str] | None = None
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+    def begin_case(self) -> None:
+        if self.first_case is not None and self.test_cases - self.first_case >= self.shrink_cases:
+            self.stopped = True
+            raise StopRun  # Hypothesis has shrunk enough; shrink.minimize finishes the job
+        if self.max_cases is not None and self.test_cases >= self.max_cases:
+            self.stopped = True
+            raise StopRun  # failing cases do not count towards max_examples: bound them here
+        if self.time_budget is not None:
+            elapsed = self.elapsed()
+            if elapsed > self.time_budget:
+                grace = max(self.time_budget * SHRINK_GRACE, MIN_GRACE)
+                if not self.findings or elapsed > self.time_budget + grace:
+                    self.stopped_by_budget = self.stopped = True
+                    raise StopRun
+        self.test_cases += 1
+
+    def covered(self, pre: FrozenMap, op: str, post: FrozenMap) -> None:
+        self.ops_covered.add(op)
+        abstract = self.abstraction
+        self.edges.add((abstract(pre), op, abstract(post)))
+
+    def found(self, finding: Finding) -> None:
+        fresh = finding.key not in self.findings.by_key
+        if self.first_case is None:
+            self.first_case = self.test_cases
+        self.findings.add(finding, self.elapsed())
+        if fresh and self.on_finding is not None:
+            self.on_finding(finding)
+
+
+class Abstraction:
+    """A concrete state to its abstract state: the valuation of the state graph's predicates
+    (``envfactory.statemachine.abstraction``), so covered transitions match graph edges."""
+
+    def __init__(self, contract: Contract) -> None:
+        from envfactory.statemachine.abstraction import predicates
+
+        self.preds = predicates(contract)
+
+    def __call__(self, state: FrozenMap) -> tuple[bool, ...]:
+        from envfactory.statemachine.abstraction import valuation
+
+        return valuation(self.preds, state)
+
+
+def graph_coverage(
+    contract: Contract, abstraction: Abstraction, edges: set[tuple[Any, str, Any]]
+) -> tuple[int, int] | None:
+    """(covered, total) edges of the contract's state graph; None when the graph cannot be built."""
+    try:
+        from envfactory.statemachine import graph as graph_module
+
+        graph = graph_module.compile(contract, timeout=20.0)
+    except Exception:
+        return None
+    ids = {
+        tuple(data["valuation"][p.text] for p in abstraction.preds): node
+        for node, data in graph.nodes(data=True)
+    }
+    covered = 0
+    for pre, op, post in edges:
+        source, target = ids.get(pre), ids.get(post)
+        if source is not None and target is not None and graph.has_edge(source, target, key=op):
+            covered += 1
+    return covered, int(graph.number_of_edges())
+
+
+def fuzz(
+    contract: Contract,
+    target: Target,
+    *,
+    mode: str = "adversarial",
+    seed: int = 0,
+    max_examples: int = 100,
+    steps: int = 20,
+    time_budget: float | None = None,
+    database: str | None = None,
+    graph: bool = False,
+    engine: str = "rules",
+    multiple: bool = True,
+    shrink_cases: int = SHRINK_CASES,
+    kinds: Collection[str] | None = None,
+    on_finding: Callable[[Finding], None] | None = None,
+) -> Summary:
+    """Fuzz ``target`` against ``contract``; return the summary with every distinct finding.
+
+    ``engine="rules"`` runs the contract's ``RuleBasedStateMachine``; ``engine="fast"`` runs the
+    same steps from one ``@given`` loop, several times faster per call (see ``machine.py``). With
+    ``multiple=False`` the search stops at the first finding (then shrinks it). ``kinds`` limits
+    the finding kinds looked for (say, only ``crash`` against an API whose contract has no
+    preconditions); other deviations are let pass.
+    """
+    from envfactory.fuzz.machine import build_machine, fast_test
+
+    if max_examples < 1 or steps < 1:
+        raise UsageError("--max-examples and --steps must be at least 1")
+    if engine not in ENGINES:
+        raise UsageError(f"unknown engine {engine!r}: expected one of {', '.join(ENGINES)}")
+    session = Session(contract, target, mode=mode, time_budget=time_budget, on_finding=on_finding)
+    session.max_cases = CASES_PER_EXAMPLE * max_examples + EXTRA_CASES
+    # with a database, let Hypothesis finish shrinking so that it saves the failing examples
+    session.shrink_cases = shrink_cases if database is None else max_examples * 10
+    if kinds is not None:
+        unknown = sorted(set(kinds) - set(KINDS))
+        if unknown:
+            raise UsageError(
+                f"unknown finding kind(s) {', '.join(unknown)}: expected some of {', '.join(KINDS)}"
+            )
+        session.kinds = frozenset(kinds)
+    config = settings(
+        max_examples=max_examples,
+        stateful_step_count=steps,
+        deadline=None,
+        database=DirectoryBasedExampleDatabase(database) if database else None,
+        suppress_health_check=list(HealthCheck),
+        verbosity=Verbosity.quiet,
+        report_multiple_bugs=multiple,
+        phases=(Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink),
+        print_blob=False,
+    )
+    try:
+        # the seed is set as hypothesis.seed() does, minus its switching the database off
+        if engine == "rules":
+            machine_class: Any = build_machine(session)
+            machine_class._hypothesis_internal_use_seed = seed
+            test = get_state_machine_test(machine_class, settings=config)
+        else:
+            test = config(fast_test(session, steps))
+        test._hypothesis_internal_use_seed = seed  # type: ignore[attr-defined]
+        if database:
+            # Hypothesis keeps no database for a seeded test unless it is given a key
+            key = f"envfactory-fuzz:{contract.path}:{getattr(target, 'spec', '')}:{mode}:{engine}"
+            test._hypothesis_internal_database_key = hashlib.sha256(key.encode()).digest()  # type: ignore[attr-defined]
+        test()
+    except StopRun:
+        pass
+    except Exception as err:
+        # a run we stopped mid-test (Hypothesis may then report the cut-short case as flaky),
+        # or one that ended with our findings, is a normal end
+        if not session.stopped and not (session.findings and _only_findings(err)):
+            raise
+    finally:
+        with contextlib.suppress(Exception):
+            target.reset()
+    session.time_budget = None  # minimizing is part of reporting, not of the search
+    for finding_key, finding in list(session.findings.by_key.items()):
+        session.findings.by_key[finding_key] = minimize(session, finding)
+    coverage = graph_coverage(session.contract, session.abstraction, session.edges) if graph else None
+    first = min(session.findings.first_seen.values()) if session.findings.first_seen else None
+    return Summary(
+        target=getattr(target, "spec", type(target).__name__),
+        mode=mode,
+        seed=seed,
+        test_cases=session.test_cases,
+        calls=session.calls,
+        rejected=session.rejected,
+        seconds=session.elapsed(),
+        operations=tuple(session.contract.operations),
+        operations_covered=tuple(op for op in session.contract.operations if op in session.ops_covered),
+        edges_covered=coverage[0] if coverage is not None else len(session.edges),
+        edges_total=coverage[1] if coverage is not None else None,
+        findings=tuple(session.findings.all()),
+        first_finding_seconds=first,
+        stopped_by_budget=session.stopped_by_budget,
+    )
+
+
+def _only_findings(err: BaseException) -> bool:
+    """Whether Hypothesis ended with our findings (alone or grouped, or as a flaky replay)."""
+    if isinstance(err, FindingError | StopRun):
+        return True
+    inner = getattr(err, "exceptions", None)
+    if inner:
+        return all(_only_findings(e) for e in inner)
+    name = type(err).__name__
+    return name in ("Flaky", "FlakyFailure", "FlakyReplay", "DeadlineExceeded")

@@ -1,0 +1,388 @@
+"""Targets: the systems a fuzz run (or a replay) drives, behind one small protocol.
+
+``open_target(spec, contract)`` reads a target spec and returns an object with ``reset()``,
+``call(tool, input) -> Response`` and ``close()``:
+
+* ``sim``: the contract's own simulator (a self-check of the contract).
+* ``http://HOST:PORT[/base]``: a live API. Native contracts are reached as ``POST /{operation}``
+  with the input as the JSON body; OpenAPI contracts through each operation's ``HttpBinding``
+  (path, query and header parameters by name, the rest as the JSON body). A call that no request
+  can express (a missing path parameter, a field with no place when there is no body) is
+  rejected by the client itself with 422 rather than sent without it. ``reset()`` posts to
+  ``/_envfactory/reset`` (what ``envfactory serve`` answers) and ignores a 404.
+* ``python:MODULE:FACTORY``: ``FACTORY()`` gives a fresh object on every ``reset()``; each
+  operation is the method of the same name called with the input's fields as keyword arguments;
+  the return value is the output. An exception with an integer ``status`` attribute, or a
+  returned dict with an ``"error"`` key (status 400 unless it carries ``"status"``), is an error
+  response; any other exception is a crash (status 500, the error text starts with ``crash:``).
+  Arguments that the method's signature cannot bind (a missing or an unexpected keyword) never
+  reach the object: that call is rejected with 422, as a typed API would reject it.
+
+Every target answers with the simulator's ``Response`` so that the fuzzer, ``replay`` and the
+simulator share one vocabulary. A status of 0 means the request never got an answer (a refused
+connection, a time-out); the fuzzer counts that, like any 5xx, as a crash.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import inspect
+import json
+import os
+import socket
+import sys
+import traceback
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, Protocol
+from urllib.parse import quote
+
+import orjson
+
+from envfactory.contracts.errors import UsageError
+from envfactory.contracts.model import Contract, Operation
+from envfactory.statemachine.simulator import Response, Simulator
+
+RESET_PATH = "/_envfactory/reset"
+"""Where an HTTP target is asked to go back to its initial state before each test case."""
+CRASH_PREFIX = "crash: "
+NO_ANSWER = 0
+
+
+class Target(Protocol):
+    """What the fuzzer and ``replay`` drive."""
+
+    spec: str
+
+    def reset(self) -> None: ...
+
+    def call(self, tool: str, input: Any) -> Response: ...
+
+    def close(self) -> None: ...
+
+
+def is_crash(response: Response) -> bool:
+    """A crash: no answer at all, a 5xx, or an exception the object did not mean to raise."""
+    return response.status == NO_ANSWER or response.status >= 500
+
+
+def open_target(spec: str, contract: Contract, *, seed: int = 0, timeout: float = 10.0) -> Target:
+    """The target a spec names; raises ``UsageError`` for a spec that does not fit."""
+    if spec == "sim":
+        return SimTarget(contract, seed=seed)
+    if spec.startswith(("http://", "https://")):
+        return HttpTarget(spec, contract, timeout=timeout)
+    if spec.startswith("python:"):
+        return PythonTarget(spec, contract)
+    if spec.startswith("agent:"):
+        raise UsageError(f"{spec!r} is an agent, not an API target; 'envfactory fuzz' drives agents itself")
+    raise UsageError(
+        f"unknown target {spec!r}: expected sim, http://HOST:PORT[/base] or python:MODULE:FACTORY"
+    )
+
+
+# ----------------------------------------------------------------------------------------- sim
+
+
+class SimTarget:
+    """The contract's simulator as a target."""
+
+    def __init__(self, contract: Contract, *, seed: int = 0) -> None:
+        self.spec = "sim"
+        self.seed = seed
+        self.simulator = Simulator(contract, seed=seed)
+
+    def reset(self) -> None:
+        self.simulator.reset(seed=self.seed)
+
+    def call(self, tool: str, input: Any) -> Response:
+        return self.simulator.call(tool, input)
+
+    def close(self) -> None:
+        return None
+
+
+# -------------------------------------------------------------------------------------- python
+
+
+def load_factory(spec: str) -> Callable[..., Any]:
+    """``python:MODULE:FACTORY`` (or ``agent:MODULE:CALLABLE``) to the callable it names.
+
+    MODULE is a dotted name importable from the working directory or ``PYTHONPATH``, or a path to
+    a ``.py`` file.
+    """
+    _, _, rest = spec.partition(":")
+    module_name, sep, attr = rest.rpartition(":")
+    if not sep or not module_name or not attr:
+        raise UsageError(f"{spec!r}: expected {spec.partition(':')[0]}:MODULE:NAME")
+    module = _import(module_name, spec)
+    obj: Any = module
+    for part in attr.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise UsageError(f"{spec!r}: module {module_name!r} has no attribute {attr!r}") from None
+    if not callable(obj):
+        raise UsageError(f"{spec!r}: {attr!r} is not callable")
+    return obj
+
+
+def _import(module_name: str, spec: str) -> Any:
+    if module_name.endswith(".py") or os.sep in module_name or "/" in module_name:
+        path = Path(module_name).resolve()
+        if not path.is_file():
+            raise UsageError(f"{spec!r}: no such file {module_name!r}")
+        name = f"_envfactory_target_{path.stem}_{abs(hash(str(path))):x}"
+        if str(path.parent) not in sys.path:  # sibling modules import, as when run as a script
+            sys.path.insert(0, str(path.parent))
+        if name in sys.modules:
+            return sys.modules[name]
+        loader_spec = importlib.util.spec_from_file_location(name, path)
+        if loader_spec is None or loader_spec.loader is None:
+            raise UsageError(f"{spec!r}: cannot import {module_name!r}")
+        module = importlib.util.module_from_spec(loader_spec)
+        sys.modules[name] = module
+        try:
+            loader_spec.loader.exec_module(module)
+        except Exception as err:
+            del sys.modules[name]
+            raise UsageError(
+                f"{spec!r}: importing {module_name!r} failed: {type(err).__name__}: {err}"
+            ) from err
+        return module
+    cwd = os.getcwd()
+    if cwd not in sys.path:
+        sys.path.insert(0, cwd)
+    try:
+        return importlib.import_module(module_name)
+    except ImportError as err:
+        raise UsageError(f"{spec!r}: cannot import {module_name!r}: {err}") from err
+
+
+class PythonTarget:
+    """A Python object, fresh from ``FACTORY()`` on every reset, driven method by method."""
+
+    def __init__(self, spec: str, contract: Contract, factory: Callable[[], Any] | None = None) -> None:
+        self.spec = spec
+        self.contract = contract
+        self.factory = factory if factory is not None else load_factory(spec)
+        self.obj: Any = None
+        self.last_exception: BaseException | None = None
+        self._signatures: dict[str, inspect.Signature | None] = {}
+        self._methods: dict[str, str] = {name: _method_name(name) for name in contract.operations}
+
+    def reset(self) -> None:
+        self.obj = self.factory()
+
+    def call(self, tool: str, input: Any) -> Response:
+        if self.obj is None:
+            self.reset()
+        method = getattr(self.obj, self._methods.get(tool, _method_name(tool)), None)
+        if not callable(method):
+            return _error(404, f"the object has no method {tool!r}")
+        if input is None:
+            input = {}
+        if not isinstance(input, Mapping) or not all(isinstance(k, str) for k in input):
+            return _error(422, "the input is not an object of named arguments")
+        bad = self._unbindable(tool, method, input)
+        if bad is not None:
+            return _error(422, bad)
+        try:
+            result = method(**input)
+        except Exception as err:
+            status = getattr(err, "status", None)
+            if isinstance(status, int) and not isinstance(status, bool):
+                return Response(
+                    status=status,
+                    output=None,
+                    error=str(err) or type(err).__name__,
+                    failure=None,
+                    accepted=200 <= status < 300,
+                )
+            self.last_exception = err
+            return _error(500, CRASH_PREFIX + describe_exception(err))
+        if isinstance(result, Mapping) and "error" in result:
+            status = result.get("status", 400)
+            if not isinstance(status, int) or isinstance(status, bool):
+                status = 400
+            return Response(
+                status=status,
+                output=_plain(result),
+                error=str(result["error"]),
+                failure=None,
+                accepted=200 <= status < 300,
+            )
+        return Response(status=200, output=_plain(result), error=None, failure=None, accepted=True)
+
+    def _unbindable(self, tool: str, method: Callable[..., Any], input: Mapping[str, Any]) -> str | None:
+        if tool not in self._signatures:
+            try:
+                self._signatures[tool] = inspect.signature(method)
+            except (TypeError, ValueError):
+                self._signatures[tool] = None
+        signature = self._signatures[tool]
+        if signature is None:
+            return None
+        try:
+            signature.bind(**input)
+        except TypeError as err:
+            return f"{tool}: {err}"
+        return None
+
+    def close(self) -> None:
+        self.obj = None
+
+
+def _method_name(name: str) -> str:
+    if name.isidentifier():
+        return name
+    out = "".join(c if c.isalnum() or c == "_" else "_" for c in name)
+    return out if out and not out[0].isdigit() else "_" + out
+
+
+def describe_exception(err: BaseException) -> str:
+    """``Type: message (at file:line in function)``: where an unintended exception came from."""
+    frames = traceback.extract_tb(err.__traceback__)
+    where = ""
+    if frames:
+        last = frames[-1]
+        where = f" (at {Path(last.filename).name}:{last.lineno} in {last.name})"
+    message = str(err)
+    if len(message) > 200:
+        message = message[:197] + "..."
+    return f"{type(err).__name__}: {message}{where}"
+
+
+def _plain(value: Any) -> Any:
+    """A detached JSON copy, so that an object mutating what it returned cannot rewrite history."""
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    try:
+        return orjson.loads(orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS))
+    except TypeError:
+        return value
+
+
+def _error(status: int, message: str) -> Response:
+    return Response(status=status, output=None, error=message, failure=None, accepted=False)
+
+
+# ---------------------------------------------------------------------------------------- http
+
+
+class HttpTarget:
+    """A live HTTP API, reached with one ``httpx.Client`` (connection reuse)."""
+
+    def __init__(self, url: str, contract: Contract, *, timeout: float = 10.0) -> None:
+        import httpx
+
+        self.spec = url
+        self.contract = contract
+        self.base = url.rstrip("/")
+        # TCP_NODELAY: without it a request's headers and body wait on a delayed ACK (~40 ms a call)
+        transport = httpx.HTTPTransport(socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)])
+        self.client = httpx.Client(timeout=timeout, transport=transport)
+        self.can_reset = True
+
+    def reset(self) -> None:
+        if not self.can_reset:
+            return
+        import httpx
+
+        try:
+            response = self.client.post(self.base + RESET_PATH)
+        except httpx.HTTPError:
+            return
+        if response.status_code in (404, 405):
+            self.can_reset = False
+
+    def request_for(self, op: Operation | None, tool: str, input: Any) -> dict[str, Any]:
+        """The request one call becomes: method, URL, params, headers and JSON body."""
+        if op is None or op.http is None:
+            return {"method": "POST", "url": f"{self.base}/{quote(tool, safe='')}", "json": input}
+        http = op.http
+        fields = input if isinstance(input, Mapping) else {}
+        path = http.path
+        for name in http.path_params:
+            value = fields.get(name, "")
+            text = json.dumps(value) if isinstance(value, bool) or value is None else str(value)
+            path = path.replace("{" + name + "}", quote(text, safe=""))
+        params = {name: _query_value(fields[name]) for name in http.query_params if name in fields}
+        headers = {name: str(fields[name]) for name in http.header_params if name in fields}
+        request: dict[str, Any] = {"method": http.method.upper(), "url": self.base + path}
+        if params:
+            request["params"] = params
+        if headers:
+            request["headers"] = headers
+        if http.body == "*":
+            taken = set(http.path_params) | set(http.query_params) | set(http.header_params)
+            if isinstance(input, Mapping):
+                request["json"] = {k: v for k, v in input.items() if k not in taken}
+            else:
+                request["json"] = input
+        elif http.body is not None and http.body in fields:
+            request["json"] = fields[http.body]
+        return request
+
+    def call(self, tool: str, input: Any) -> Response:
+        import httpx
+
+        op = self.contract.operations.get(tool)
+        if op is not None and op.http is not None:
+            fields = input if isinstance(input, Mapping) else {}
+            missing = [
+                name for name in op.http.path_params if name not in fields or fields[name] in ("", None)
+            ]
+            if missing:
+                # no URL expresses this call: the client cannot send it, which rejects it
+                return _error(422, f"{tool}: path parameter {missing[0]!r} is missing or empty")
+            http = op.http
+            if http.body is None:
+                placed = set(http.path_params) | set(http.query_params) | set(http.header_params)
+                stray = sorted(set(fields) - placed)
+                if stray:
+                    # a field with no place in the request (no body): it cannot be sent either
+                    return _error(422, f"{tool}: {stray[0]!r} has no place in the request")
+        request = self.request_for(op, tool, input)
+        try:
+            answer = self.client.request(**request)
+        except httpx.HTTPError as err:
+            return _error(NO_ANSWER, f"{CRASH_PREFIX}no answer: {type(err).__name__}: {err}")
+        status = answer.status_code
+        output: Any = None
+        if answer.content:
+            try:
+                output = answer.json()
+            except ValueError:
+                output = answer.text
+        accepted = 200 <= status < 300
+        error = None
+        if not accepted:
+            error = _error_text(output) or f"HTTP {status}"
+        return Response(status=status, output=output, error=error, failure=None, accepted=accepted)
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def _query_value(value: Any) -> Any:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return [_query_value(v) for v in value]
+    if value is None:
+        return ""
+    if isinstance(value, dict):
+        return json.dumps(value)
+    return value
+
+
+def _error_text(output: Any) -> str | None:
+    if isinstance(output, Mapping):
+        for key in ("error", "message", "detail"):
+            if key in output:
+                return str(output[key])
+    if isinstance(output, str):
+        return output[:200]
+    return None

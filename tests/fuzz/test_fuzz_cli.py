@@ -1,0 +1,106 @@
+"""`envfactory fuzz` on the command line: exit codes, the -o file, reproducibility, errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from envfactory.cli import cli
+from envfactory.trajectory import Trajectory, read_trajectories
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+PET = str(ROOT / "examples" / "petstore" / "petstore.yaml")
+BANK = str(ROOT / "examples" / "bank" / "bank.yaml")
+CRASHING = f"python:{HERE / 'impls' / 'petstore_impl.py'}:CrashingStore"
+
+
+def _fuzz(*args: str):
+    return CliRunner().invoke(cli, ["fuzz", *args], catch_exceptions=False)
+
+
+def test_finding_exits_1_and_writes_a_trajectory_file(tmp_path):
+    out = tmp_path / "findings.jsonl"
+    result = _fuzz(
+        PET, "--target", CRASHING, "--max-examples", "40", "--engine", "fast", "-o", str(out), "--no-graph"
+    )
+    assert result.exit_code == 1, result.output
+    assert "[crash] addPet" in result.output
+    assert "reproduce: envfactory fuzz" in result.output and "--seed 0" in result.output
+    trajs = list(read_trajectories(out))
+    assert trajs and all(isinstance(t, Trajectory) for t in trajs)
+    crash = next(t for t in trajs if t.meta and t.meta["finding"] == "crash")
+    assert [s.tool for s in crash.steps] == ["login", "addPet"]
+    assert crash.steps[-1].status == 500 and crash.seed == 0
+
+
+def test_no_finding_exits_0_with_json_summary():
+    result = _fuzz(BANK, "--target", "sim", "--max-examples", "20", "--steps", "10", "--format", "json")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    assert doc["findings"] == [] and doc["calls"] > 0
+    assert doc["edges_total"] is not None and 0 < doc["edges_covered"] <= doc["edges_total"]
+    assert set(doc["operations_covered"]) <= set(doc["operations"])
+
+
+def test_same_seed_same_output():
+    args = [
+        PET,
+        "--target",
+        CRASHING,
+        "--max-examples",
+        "30",
+        "--seed",
+        "3",
+        "--format",
+        "json",
+        "--no-graph",
+        "--engine",
+        "fast",
+    ]
+    first, second = json.loads(_fuzz(*args).output), json.loads(_fuzz(*args).output)
+    for doc in (first, second):
+        doc.pop("seconds")
+        doc.pop("first_finding_seconds")
+    assert first == second
+
+
+def test_usage_errors_exit_2(tmp_path):
+    from envfactory.cli import main
+
+    def code(*args: str) -> int:
+        try:
+            main(["fuzz", *args])
+        except SystemExit as exit:
+            return int(exit.code or 0)
+        return 0
+
+    assert code(BANK, "--target", "nonsense") == 2
+    assert code(BANK, "--target", "sim", "--faults") == 2
+    assert code(str(tmp_path / "missing.yaml"), "--target", "sim") == 2
+    assert code(BANK, "--target", "python:no_such_module_abc:make") == 2
+
+
+def test_database_is_off_unless_named(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert _fuzz(BANK, "--target", "sim", "--max-examples", "5", "--no-graph").exit_code == 0
+    assert not (tmp_path / ".hypothesis").exists()
+    db = tmp_path / "db"
+    assert (
+        _fuzz(
+            PET,
+            "--target",
+            CRASHING,
+            "--max-examples",
+            "40",
+            "--engine",
+            "fast",
+            "--no-graph",
+            "--database",
+            str(db),
+        ).exit_code
+        == 1
+    )
+    assert db.exists()
