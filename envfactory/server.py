@@ -375,25 +375,29 @@ def running(contract_or_app: Any, host: str = "127.0.0.1", **overrides: Any) -> 
     import uvicorn
 
     app = create_app(contract_or_app) if isinstance(contract_or_app, Contract) else contract_or_app
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, 0))
-    port = sock.getsockname()[1]
+    # uvicorn binds the port itself: a socket handed over with ``sockets=`` comes back through
+    # ``socket.fromfd`` with protocol 0, asyncio then leaves Nagle on, and every response waits
+    # ~40 ms on a delayed ACK.
+    probe = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    probe.bind((host, 0))
+    port = probe.getsockname()[1]
+    probe.close()
     server = uvicorn.Server(uvicorn_config(app, host, port, **overrides))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     try:
-        for _ in range(500):
+        for _ in range(1000):
             if server.started:
                 break
             if not thread.is_alive():
                 raise RuntimeError("the server thread stopped while starting")
             threading.Event().wait(0.01)
+        if not server.started:
+            raise RuntimeError("the server did not start")
         yield f"http://{host}:{port}"
     finally:
         server.should_exit = True
         thread.join(timeout=10)
-        sock.close()
 
 
 __all__ = ["SESSION_HEADER", "MockServer", "create_app", "running", "serve", "uvicorn_config"]

@@ -8,18 +8,15 @@ in an implementation becomes a planted bug in an HTTP API.
 from __future__ import annotations
 
 import json
-import socket
-import threading
-import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
+
+from envfactory.server import running
 
 
 def http_app(factory: Callable[[], Any]) -> Starlette:
@@ -59,30 +56,6 @@ def http_app(factory: Callable[[], Any]) -> Starlette:
     )
 
 
-@contextmanager
-def serving(app: Any) -> Iterator[str]:
-    """uvicorn in a background thread on a free loopback port; yields the base URL.
-
-    uvicorn binds the port itself: a socket handed over with ``sockets=`` comes back through
-    ``socket.fromfd`` with protocol 0, asyncio then leaves Nagle on, and every response waits
-    ~40 ms on a delayed ACK.
-    """
-    probe = socket.socket()
-    probe.bind(("127.0.0.1", 0))
-    port = probe.getsockname()[1]
-    probe.close()
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off", http="h11")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    try:
-        for _ in range(1000):
-            if server.started or not thread.is_alive():
-                break
-            time.sleep(0.01)
-        if not server.started:
-            raise RuntimeError("the test server did not start")
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
+def serving(app: Any) -> Any:
+    """uvicorn in a background thread on a free loopback port; yields the base URL."""
+    return running(app)
