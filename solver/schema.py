@@ -1,0 +1,490 @@
+"""JSON Schema, read symbolically: fresh values of a schema's shape, and the constraint that a
+symbolic value validates.
+
+The keywords that matter for feasibility are encoded exactly: ``type``, ``enum``, ``const``,
+``minimum``/``maximum`` and their exclusive forms (both the 2020-12 numbers and OpenAPI 3.0's
+booleans), ``multipleOf`` on integers, ``minLength``/``maxLength``, ``required``, ``properties``,
+``additionalProperties``, ``items``, ``minItems``/``maxItems``, ``allOf``/``anyOf``/``oneOf``/``not``,
+``nullable``, and ``pattern`` when the regular expression is in the small fragment ``regex``
+translates. Anything else is skipped and noted on the tracker, so that an ``unsat`` leaning on it
+is not trusted, and the concrete re-check of every witness catches a completion it lets through.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import z3
+
+from envfactory.contracts.values import is_number
+from envfactory.solver.encode import Encoder, Tracker
+from envfactory.solver.regex import RegexUnsupported, to_z3_regex
+from envfactory.solver.symbolic import (
+    NULL,
+    Bool,
+    Int,
+    Lst,
+    Map,
+    Null,
+    Py,
+    Real,
+    Rec,
+    Str,
+    SVal,
+    Term,
+    Union,
+    Unsupported,
+    and_,
+    arith,
+    cases,
+    eq,
+    is_sym,
+    ite,
+    lift,
+    not_,
+    or_,
+    or_all,
+    to_z3,
+)
+from envfactory.trajectory import Hole, iter_holes
+
+MAX_DEPTH = 12
+_JSON_KINDS = ("null", "boolean", "integer", "number", "string", "array", "object")
+_IGNORED = frozenset(
+    {
+        "$schema",
+        "$id",
+        "$defs",
+        "definitions",
+        "title",
+        "description",
+        "default",
+        "examples",
+        "example",
+        "format",
+        "readOnly",
+        "writeOnly",
+        "deprecated",
+        "$comment",
+        "discriminator",
+        "xml",
+        "externalDocs",
+        "x-envfactory",
+        "contentMediaType",
+        "contentEncoding",
+    }
+)
+
+
+class Schemas:
+    """Reads schemas that share one root document (local ``$ref``s resolve against it)."""
+
+    def __init__(self, encoder: Encoder, root: Any = None) -> None:
+        self.encoder = encoder
+        self.tracker: Tracker = encoder.tracker
+        self.root = root if isinstance(root, Mapping) else {}
+
+    # -- references -----------------------------------------------------------------------------
+
+    def resolve(self, schema: Any, depth: int = 0) -> Any:
+        seen = 0
+        while isinstance(schema, Mapping) and isinstance(schema.get("$ref"), str):
+            seen += 1
+            if seen > 32:
+                raise Unsupported("a $ref chain that does not end")
+            target = self._pointer(schema["$ref"])
+            rest = {k: v for k, v in schema.items() if k != "$ref" and k not in _IGNORED}
+            schema = {"allOf": [target, rest]} if rest else target
+        return schema
+
+    def _pointer(self, ref: str) -> Any:
+        if not ref.startswith("#"):
+            raise Unsupported(f"the $ref {ref!r} is not local to the bundled schema")
+        node: Any = self.root
+        for raw in ref[1:].split("/")[1:] if ref != "#" else []:
+            part = raw.replace("~1", "/").replace("~0", "~")
+            if isinstance(node, Mapping) and part in node:
+                node = node[part]
+            elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+                node = node[int(part)]
+            else:
+                raise Unsupported(f"the $ref {ref!r} does not resolve")
+        return node
+
+    # -- fresh values ---------------------------------------------------------------------------
+
+    def kinds(self, schema: Any, depth: int = 0) -> list[str]:
+        """The JSON kinds a schema admits, in a stable order."""
+        schema = self.resolve(schema)
+        if depth > MAX_DEPTH:
+            raise Unsupported("a schema nested too deeply for the solver")
+        if schema is False:
+            return []
+        if not isinstance(schema, Mapping):
+            return ["null", "boolean", "integer", "string"]
+        if "const" in schema:
+            return [_kind_of(schema["const"])]
+        if isinstance(schema.get("enum"), list):
+            return list(dict.fromkeys(_kind_of(v) for v in schema["enum"]))
+        found: list[str] | None = None
+        declared = schema.get("type")
+        if isinstance(declared, str):
+            found = [declared]
+        elif isinstance(declared, list):
+            found = [t for t in declared if isinstance(t, str)]
+        for key in ("anyOf", "oneOf"):
+            if isinstance(schema.get(key), list):
+                inner = [k for sub in schema[key] for k in self.kinds(sub, depth + 1)]
+                found = [k for k in dict.fromkeys(inner) if found is None or k in found or _fits(k, found)]
+        if isinstance(schema.get("allOf"), list):
+            for sub in schema["allOf"]:
+                sub_kinds = self.kinds(sub, depth + 1)
+                if set(sub_kinds) != {"null", "boolean", "integer", "string"}:
+                    found = sub_kinds if found is None else [k for k in found if k in sub_kinds]
+        if found is None:
+            if "properties" in schema or "required" in schema:
+                found = ["object"]
+            elif "items" in schema:
+                found = ["array"]
+            else:
+                self.tracker.note("a value whose schema leaves its type open")
+                found = ["null", "boolean", "integer", "string"]
+        if schema.get("nullable") is True and "null" not in found:
+            found = [*found, "null"]
+        return [k for k in found if k in _JSON_KINDS]
+
+    def fresh(self, schema: Any, base: str, depth: int = 0) -> SVal:
+        """A value of the schema's shape over Z3 constants named from ``base`` (names are
+        deterministic, so that two encodings of one trajectory share their unknowns); the
+        constraints come from ``holds``."""
+        schema = self.resolve(schema)
+        if depth > MAX_DEPTH:
+            raise Unsupported("a schema nested too deeply for the solver")
+        if isinstance(schema, Mapping) and "const" in schema:
+            return lift(schema["const"])
+        kinds = self.kinds(schema, depth)
+        if not kinds:
+            return NULL
+        if len(kinds) == 1:
+            return self._fresh_kind(kinds[0], schema, base, depth)
+        options = [self._fresh_kind(kind, schema, f"{base}#{kind}", depth) for kind in kinds]
+        tag = z3.Int(base + "#kind")
+        pairs: list[tuple[Term, SVal]] = []
+        rest: Term = True
+        for i, option in enumerate(options):
+            guard = rest if i == len(options) - 1 else and_(rest, tag == i)
+            pairs.append((guard, option))
+            rest = and_(rest, tag != i)
+        return Union(tuple(pairs))
+
+    def _fresh_kind(self, kind: str, schema: Any, base: str, depth: int) -> SVal:
+        if kind == "null":
+            return NULL
+        if kind == "boolean":
+            return Bool(z3.Bool(base))
+        if kind == "integer":
+            return Int(z3.Int(base))
+        if kind == "number":
+            return Real(z3.Real(base))
+        if kind == "string":
+            return Str(z3.String(base))
+        schema = schema if isinstance(schema, Mapping) else {}
+        if kind == "array":
+            self.tracker.note("a list of unknown length (taken at its shortest)")
+            n = schema.get("minItems", 0)
+            if not isinstance(n, int) or n > 64:
+                raise Unsupported("a list hole needs more than 64 items")
+            item = schema.get("items", {})
+            return Lst(tuple(self.fresh(item, f"{base}[{i}]", depth + 1) for i in range(n)))
+        props = self._properties(schema)
+        required = self._required(schema)
+        fields: dict[str, tuple[Term, SVal]] = {}
+        for prop, sub in props.items():
+            present: Term = True if prop in required else z3.Bool(f"{base}.{prop}?")
+            fields[prop] = (present, self.fresh(sub, f"{base}.{prop}", depth + 1))
+        return Rec(fields)
+
+    def _properties(self, schema: Mapping[str, Any]) -> dict[str, Any]:
+        props: dict[str, Any] = {}
+        for sub in [schema, *self._members(schema)]:
+            sub = self.resolve(sub)
+            if isinstance(sub, Mapping) and isinstance(sub.get("properties"), Mapping):
+                for k, v in sub["properties"].items():
+                    props.setdefault(str(k), v)
+        return props
+
+    def _required(self, schema: Mapping[str, Any]) -> set[str]:
+        required: set[str] = set()
+        for sub in [schema, *(self.resolve(s) for s in schema.get("allOf", []) or [])]:
+            if isinstance(sub, Mapping) and isinstance(sub.get("required"), list):
+                required.update(r for r in sub["required"] if isinstance(r, str))
+        return required
+
+    def _members(self, schema: Mapping[str, Any]) -> list[Any]:
+        out: list[Any] = []
+        for key in ("allOf", "anyOf", "oneOf"):
+            if isinstance(schema.get(key), list):
+                out.extend(schema[key])
+        return out
+
+    def sub_schema(self, schema: Any, key: str | int) -> Any:
+        """The schema of one property or item, for building a value that holds holes."""
+        schema = self.resolve(schema)
+        if not isinstance(schema, Mapping):
+            return {}
+        if isinstance(key, int):
+            items = schema.get("items")
+            return items if isinstance(items, Mapping | bool) else {}
+        props = self._properties(schema)
+        if key in props:
+            return props[key]
+        extra = schema.get("additionalProperties")
+        return extra if isinstance(extra, Mapping) else {}
+
+    # -- constraints ----------------------------------------------------------------------------
+
+    def holds(self, v: SVal, schema: Any, depth: int = 0) -> Term:
+        """The condition under which ``v`` validates against ``schema``."""
+        schema = self.resolve(schema)
+        if depth > MAX_DEPTH:
+            raise Unsupported("a schema nested too deeply for the solver")
+        if schema is True or schema is None:
+            return True
+        if schema is False:
+            return False
+        if not isinstance(schema, Mapping):
+            return True
+        parts: list[Term] = []
+        nullable = schema.get("nullable") is True
+        if "type" in schema:
+            declared = schema["type"]
+            names = [declared] if isinstance(declared, str) else list(declared or [])
+            if nullable:
+                names.append("null")
+            parts.append(or_all(and_(g, _is_kind(o, names)) for g, o in cases(v)))
+        if "const" in schema:
+            parts.append(self.encoder.equal(v, lift(schema["const"])))
+        if isinstance(schema.get("enum"), list):
+            allowed = [lift(e) for e in schema["enum"]]
+            same = or_all(self.encoder.equal(v, e) for e in allowed)
+            parts.append(or_(same, and_(nullable, self.encoder.equal(v, NULL))))
+        for g, o in cases(v):
+            local = self._kind_keywords(o, schema, depth)
+            if local is not True:
+                parts.append(or_(not_(g), local))
+        for sub in schema.get("allOf", []) or []:
+            parts.append(self.holds(v, sub, depth + 1))
+        if isinstance(schema.get("anyOf"), list):
+            parts.append(or_all(self.holds(v, sub, depth + 1) for sub in schema["anyOf"]))
+        if isinstance(schema.get("oneOf"), list):
+            each = [self.holds(v, sub, depth + 1) for sub in schema["oneOf"]]
+            parts.append(
+                or_all(and_(h, *(not_(o) for j, o in enumerate(each) if j != i)) for i, h in enumerate(each))
+            )
+        if "not" in schema:
+            parts.append(not_(self.holds(v, schema["not"], depth + 1)))
+        if "if" in schema:
+            cond = self.holds(v, schema["if"], depth + 1)
+            then = self.holds(v, schema.get("then", True), depth + 1)
+            other = self.holds(v, schema.get("else", True), depth + 1)
+            parts.append(ite(cond, then, other))
+        for key in schema:
+            if key not in _KNOWN and key not in _IGNORED and not str(key).startswith("x-"):
+                self.tracker.note(f"schema keyword {key!r} is not encoded")
+        return and_(*parts)
+
+    def _kind_keywords(self, o: SVal, schema: Mapping[str, Any], depth: int) -> Term:
+        parts: list[Term] = []
+        if isinstance(o, Int | Real):
+            t = o.t
+            for key, op in (("minimum", ">="), ("maximum", "<=")):
+                bound = schema.get(key)
+                if is_number(bound):
+                    exclusive = schema.get("exclusive" + key.capitalize()) is True
+                    parts.append(arith(op[0] if exclusive else op, t, bound))
+            for key, op in (("exclusiveMinimum", ">"), ("exclusiveMaximum", "<")):
+                bound = schema.get(key)
+                if is_number(bound):
+                    parts.append(arith(op, t, bound))
+            step = schema.get("multipleOf")
+            if is_number(step) and step:
+                if isinstance(o, Int) and isinstance(step, int):
+                    parts.append(eq(t % step if not is_sym(t) else to_z3(t) % step, 0))
+                else:
+                    self.tracker.note("multipleOf on numbers")
+        elif isinstance(o, Str):
+            n = len(o.t) if not is_sym(o.t) else z3.Length(o.t)
+            if isinstance(schema.get("minLength"), int):
+                parts.append(arith(">=", n, schema["minLength"]))
+            if isinstance(schema.get("maxLength"), int):
+                parts.append(arith("<=", n, schema["maxLength"]))
+            pattern = schema.get("pattern")
+            if isinstance(pattern, str):
+                parts.append(self._pattern(o.t, pattern))
+        elif isinstance(o, Rec):
+            parts.extend(self._object(o, schema, depth))
+        elif isinstance(o, Lst):
+            n = len(o.items)
+            if isinstance(schema.get("minItems"), int) and n < schema["minItems"]:
+                return False
+            if isinstance(schema.get("maxItems"), int) and n > schema["maxItems"]:
+                return False
+            prefix = schema.get("prefixItems")
+            prefix = prefix if isinstance(prefix, list) else []
+            for i, item in enumerate(o.items):
+                if i < len(prefix):
+                    parts.append(self.holds(item, prefix[i], depth + 1))
+                elif "items" in schema:
+                    parts.append(self.holds(item, schema["items"], depth + 1))
+            if schema.get("uniqueItems") is True:
+                for i in range(n):
+                    for j in range(i + 1, n):
+                        parts.append(not_(self.encoder.equal(o.items[i], o.items[j])))
+        elif isinstance(o, Map):
+            raise Unsupported("a state collection checked against a schema")
+        return and_(*parts)
+
+    def _pattern(self, t: Term, pattern: str) -> Term:
+        if not is_sym(t):
+            import re
+
+            try:
+                return re.search(pattern, t) is not None
+            except re.error:
+                self.tracker.note(f"pattern {pattern!r}")
+                return True
+        try:
+            return z3.InRe(t, to_z3_regex(pattern))
+        except RegexUnsupported:
+            self.tracker.note(f"pattern {pattern!r} is outside the regular fragment the solver reads")
+            return True
+
+    def _object(self, o: Rec, schema: Mapping[str, Any], depth: int) -> list[Term]:
+        parts: list[Term] = []
+        for name in schema.get("required", []) or []:
+            if isinstance(name, str):
+                parts.append(o.get(name)[0])
+        props = schema.get("properties") if isinstance(schema.get("properties"), Mapping) else {}
+        assert isinstance(props, Mapping)
+        extra = schema.get("additionalProperties", True)
+        for name, (present, value) in o.fields.items():
+            if present is False:
+                continue
+            if name in props:
+                parts.append(or_(not_(present), self.holds(value, props[name], depth + 1)))
+            elif extra is False:
+                parts.append(not_(present))
+            elif isinstance(extra, Mapping):
+                parts.append(or_(not_(present), self.holds(value, extra, depth + 1)))
+        for key in ("minProperties", "maxProperties"):
+            bound = schema.get(key)
+            if isinstance(bound, int):
+                count: Term = 0
+                for present, _ in o.fields.values():
+                    count = arith("+", count, ite(present, 1, 0))
+                parts.append(arith(">=" if key == "minProperties" else "<=", count, bound))
+        return parts
+
+    # -- values with holes ----------------------------------------------------------------------
+
+    def build(self, value: Any, schema: Any, holes: dict[str, SVal]) -> SVal:
+        """A JSON value whose ``Hole`` leaves are unknowns (one fresh value per hole name)."""
+        if not _holed(value):
+            return Py(value)
+        if isinstance(value, Hole):
+            name = value.name
+            if name not in holes:
+                holes[name] = self.fresh(schema, f"h!{name}")
+            return holes[name]
+        if isinstance(value, dict):
+            fields = {
+                str(k): (True, self.build(v, self.sub_schema(schema, str(k)), holes))
+                for k, v in value.items()
+            }
+            return Rec(fields)
+        if isinstance(value, list | tuple):
+            return Lst(tuple(self.build(v, self.sub_schema(schema, i), holes) for i, v in enumerate(value)))
+        return lift(value)
+
+
+_KNOWN = frozenset(
+    {
+        "type",
+        "const",
+        "enum",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "multipleOf",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "required",
+        "properties",
+        "additionalProperties",
+        "items",
+        "prefixItems",
+        "minItems",
+        "maxItems",
+        "uniqueItems",
+        "allOf",
+        "anyOf",
+        "oneOf",
+        "not",
+        "if",
+        "then",
+        "else",
+        "nullable",
+        "minProperties",
+        "maxProperties",
+        "$ref",
+    }
+)
+
+
+def _holed(value: Any) -> bool:
+    return next(iter_holes(value), None) is not None
+
+
+def _kind_of(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+def _fits(kind: str, declared: list[str]) -> bool:
+    return kind == "integer" and "number" in declared
+
+
+def _is_kind(o: SVal, names: list[str]) -> Term:
+    if isinstance(o, Null):
+        return "null" in names
+    if isinstance(o, Bool):
+        return "boolean" in names
+    if isinstance(o, Int):
+        return "integer" in names or "number" in names
+    if isinstance(o, Real):
+        if "number" in names:
+            return True
+        if "integer" in names:
+            return float(o.t).is_integer() if not is_sym(o.t) else z3.IsInt(o.t)
+        return False
+    if isinstance(o, Str):
+        return "string" in names
+    if isinstance(o, Lst):
+        return "array" in names
+    if isinstance(o, Rec):
+        return "object" in names
+    return False

@@ -1,0 +1,607 @@
+"""Symbolic values: what the Z3 encoder computes with, one class per kind of value.
+
+A *term* is either a plain Python constant (``bool``, ``int``, ``float``, ``str``) or a Z3
+expression of the matching sort (Bool, Int, Real, String). The smart constructors below fold
+constants in Python, with Python's own semantics, so that the known parts of a trajectory never
+become Z3 terms: only what depends on an unknown does. That keeps the encoding small and exact
+(concrete floats stay IEEE floats; only symbolic reals are rationals, see ``Tracker.inexact``).
+
+Values (``SVal``), frozen and slotted:
+
+* ``Null()``: the null value; ``Bool(t)``, ``Int(t)``, ``Real(t)``, ``Str(t)`` over a term.
+* ``Rec(fields)``: a record; each field is ``(name, present, value)``, ``present`` a Bool term
+  (an absent optional field reads as null; ``len`` and ``==`` see presence).
+* ``Lst(items)``: a list of known length.
+* ``Map(slots, key_kind, open)``: a state collection as a finite map over *slots*. Each
+  ``Slot(key, present, value)`` holds a key term (Int or String, possibly symbolic), a presence
+  term and the record stored there. Invariant: no two *present* slots have equal keys; slot order
+  is iteration order. Reading ``m[k]`` is the ite-chain over slots whose key equals ``k``; ``len``
+  counts present slots; ``all/any/sum`` unroll over slots. ``open`` marks an open-world collection
+  that may hold keys the encoding never named (then ``len``/quantifiers are only approximate).
+* ``Py(value)``: a fully known value kept as the plain Python value (dicts, lists, FrozenMaps),
+  expanded one level at a time (``expand``) only where it meets an unknown. Most of a trajectory
+  is known, so most of the work stays in Python: the encoder hands every sub-expression whose
+  inputs are all ``Py`` to the concrete interpreter.
+* ``Union(options)``: a value whose kind depends on the unknowns; ``options`` are
+  ``(guard, value)`` pairs with mutually exclusive guards (the option type for null is
+  ``Union(((is_null, Null()), (not is_null, Str(s))))``).
+
+This module imports z3 and the contracts layer only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from fractions import Fraction
+from typing import Any
+
+import attrs
+import z3
+
+from envfactory.contracts.errors import SolverError
+from envfactory.contracts.values import FrozenMap
+
+Term = Any
+"""A Python constant or a Z3 expression (z3 ships no type hints, so this stays loose)."""
+
+
+class Unsupported(SolverError):
+    """A construct outside the symbolic fragment; the verdict becomes ``unknown`` with the reason."""
+
+
+class Budget(SolverError):
+    """The encoding grew past its size limit (a pathological contract or trajectory)."""
+
+
+# ------------------------------------------------------------------------------------------ terms
+
+
+def is_sym(t: Term) -> bool:
+    return isinstance(t, z3.ExprRef)
+
+
+def real_val(value: float | int | Fraction) -> Any:
+    frac = Fraction(value)
+    return z3.RealVal(f"{frac.numerator}/{frac.denominator}")
+
+
+def to_z3(t: Term) -> Any:
+    """A term as a Z3 expression (constants become Z3 values of their sort)."""
+    if isinstance(t, z3.ExprRef):
+        return t
+    if isinstance(t, bool):
+        return z3.BoolVal(t)
+    if isinstance(t, int):
+        return z3.IntVal(t)
+    if isinstance(t, float):
+        return real_val(t)
+    if isinstance(t, str):
+        try:
+            return z3.StringVal(t)
+        except Exception as err:  # z3 refuses some code points
+            raise Unsupported(f"string {t[:20]!r} cannot be encoded: {err}") from None
+    raise Unsupported(f"no Z3 term for {type(t).__name__}")
+
+
+def to_real(t: Term) -> Term:
+    if isinstance(t, z3.ExprRef):
+        return z3.ToReal(t) if t.sort() == z3.IntSort() else t
+    return t
+
+
+def _nary(make: Any, terms: list[Any]) -> Any:
+    """``And``/``Or`` through the C API: z3's Python wrappers re-check and re-cast every argument."""
+    ctx = terms[0].ctx
+    args = (z3.Ast * len(terms))(*(t.as_ast() for t in terms))
+    return z3.BoolRef(make(ctx.ref(), len(terms), args), ctx)
+
+
+def and_(*terms: Term) -> Term:
+    out: list[Any] = []
+    for t in terms:
+        if t is True:
+            continue
+        if t is False:
+            return False
+        out.append(t)
+    if not out:
+        return True
+    return out[0] if len(out) == 1 else _nary(z3.Z3_mk_and, out)
+
+
+def and_all(terms: Iterable[Term]) -> Term:
+    return and_(*terms)
+
+
+def or_(*terms: Term) -> Term:
+    out: list[Any] = []
+    for t in terms:
+        if t is False:
+            continue
+        if t is True:
+            return True
+        out.append(t)
+    if not out:
+        return False
+    return out[0] if len(out) == 1 else _nary(z3.Z3_mk_or, out)
+
+
+def or_all(terms: Iterable[Term]) -> Term:
+    return or_(*terms)
+
+
+def not_(t: Term) -> Term:
+    if t is True:
+        return False
+    if t is False:
+        return True
+    ctx = t.ctx
+    return z3.BoolRef(z3.Z3_mk_not(ctx.ref(), t.as_ast()), ctx)
+
+
+def implies(a: Term, b: Term) -> Term:
+    return or_(not_(a), b)
+
+
+def ite(c: Term, a: Term, b: Term) -> Term:
+    if c is True:
+        return a
+    if c is False:
+        return b
+    if not is_sym(a) and not is_sym(b) and type(a) is type(b) and a == b:
+        return a
+    if a is True and b is False:
+        return c
+    if a is False and b is True:
+        return not_(c)
+    x, y = to_z3(a), to_z3(b)
+    if isinstance(x, z3.BoolRef) and isinstance(y, z3.BoolRef):
+        ctx = c.ctx
+        return z3.BoolRef(z3.Z3_mk_ite(ctx.ref(), c.as_ast(), x.as_ast(), y.as_ast()), ctx)
+    return z3.If(c, x, y)  # z3 coerces Int to Real where the branches differ
+
+
+def eq(a: Term, b: Term) -> Term:
+    """Equality of two terms of one kind (numbers may mix Int and Real)."""
+    if not is_sym(a) and not is_sym(b):
+        return bool(a == b)
+    if is_sym(a) and is_sym(b) and a.eq(b):
+        return True
+    if not is_sym(a):
+        a, b = b, a
+    return a == (to_z3(b) if isinstance(b, float | str) else b)  # z3 coerces ints and Int/Real
+
+
+def arith(op: str, a: Term, b: Term) -> Term:
+    """``+ - * < <= > >=`` on numbers (or ordering of strings); Python folds constants."""
+    if not is_sym(a) and not is_sym(b):
+        match op:
+            case "+":
+                return a + b
+            case "-":
+                return a - b
+            case "*":
+                return a * b
+            case "<":
+                return bool(a < b)
+            case "<=":
+                return bool(a <= b)
+            case ">":
+                return bool(a > b)
+            case ">=":
+                return bool(a >= b)
+    x, y = (to_z3(a) if isinstance(a, float | str) else a), (to_z3(b) if isinstance(b, float | str) else b)
+    if not is_sym(x):
+        x = to_z3(x)
+    match op:
+        case "+":
+            return x + y
+        case "-":
+            return x - y
+        case "*":
+            return x * y
+        case "<":
+            return x < y
+        case "<=":
+            return x <= y
+        case ">":
+            return x > y
+        case ">=":
+            return x >= y
+    raise Unsupported(f"operator {op}")  # pragma: no cover
+
+
+# ----------------------------------------------------------------------------------------- values
+
+
+@attrs.frozen(slots=True, eq=False)
+class SVal:
+    """Base of every symbolic value."""
+
+    @property
+    def kind(self) -> str:
+        raise NotImplementedError
+
+
+@attrs.frozen(slots=True, eq=False)
+class Null(SVal):
+    @property
+    def kind(self) -> str:
+        return "null"
+
+
+NULL = Null()
+
+
+@attrs.frozen(slots=True, eq=False)
+class Bool(SVal):
+    t: Term
+
+    @property
+    def kind(self) -> str:
+        return "boolean"
+
+
+@attrs.frozen(slots=True, eq=False)
+class Int(SVal):
+    t: Term
+
+    @property
+    def kind(self) -> str:
+        return "integer"
+
+
+@attrs.frozen(slots=True, eq=False)
+class Real(SVal):
+    t: Term
+
+    @property
+    def kind(self) -> str:
+        return "number"
+
+
+@attrs.frozen(slots=True, eq=False)
+class Str(SVal):
+    t: Term
+
+    @property
+    def kind(self) -> str:
+        return "string"
+
+
+@attrs.frozen(slots=True, eq=False)
+class Rec(SVal):
+    """A record: ``fields`` maps a name to ``(present, value)``."""
+
+    fields: Mapping[str, tuple[Term, SVal]]
+
+    @property
+    def kind(self) -> str:
+        return "record"
+
+    def get(self, name: str) -> tuple[Term, SVal]:
+        return self.fields.get(name, (False, NULL))
+
+
+@attrs.frozen(slots=True, eq=False)
+class Lst(SVal):
+    items: tuple[SVal, ...]
+
+    @property
+    def kind(self) -> str:
+        return "list"
+
+
+@attrs.frozen(slots=True, eq=False)
+class Slot:
+    """One entry of a finite map: a key term, whether it is present, and the value stored."""
+
+    key: Term
+    present: Term
+    value: SVal
+
+
+@attrs.frozen(slots=True, eq=False)
+class Map(SVal):
+    """A collection as a finite map over slots (see the module docstring for the invariant)."""
+
+    slots: tuple[Slot, ...]
+    key_kind: str = "string"  # "integer" or "string"
+    open: bool = False
+    name: str = ""
+
+    @property
+    def kind(self) -> str:
+        return "map"
+
+
+@attrs.frozen(slots=True, eq=False)
+class Union(SVal):
+    """A value of several possible kinds: ``(guard, value)`` pairs, guards mutually exclusive."""
+
+    options: tuple[tuple[Term, SVal], ...]
+
+    @property
+    def kind(self) -> str:
+        return "union"
+
+
+@attrs.frozen(slots=True, eq=False)
+class Py(SVal):
+    """A known value as plain Python data; ``key_kind`` types an (empty) state collection."""
+
+    value: Any
+    key_kind: str | None = None
+
+    @property
+    def kind(self) -> str:
+        return "known"
+
+
+SIMPLE = (Bool, Int, Real, Str)
+
+
+def term_of(v: SVal) -> Term:
+    """The term of a boolean, number or string value."""
+    if isinstance(v, Bool | Int | Real | Str):
+        return v.t
+    raise Unsupported(f"expected a boolean, number or string, got {v.kind}")
+
+
+def expand(v: SVal) -> SVal:
+    """One level of a ``Py`` value as symbolic structure (children stay ``Py``)."""
+    if not isinstance(v, Py):
+        return v
+    x = v.value
+    if x is None:
+        return NULL
+    if isinstance(x, bool):
+        return Bool(x)
+    if isinstance(x, int):
+        return Int(x)
+    if isinstance(x, float):
+        return Real(x)
+    if isinstance(x, str):
+        return Str(x)
+    if isinstance(x, list | tuple):
+        return Lst(tuple(Py(i) for i in x))
+    if isinstance(x, FrozenMap):
+        kind = v.key_kind or ("integer" if x and all(type(k) is int for k in x) else "string")
+        return Map(tuple(Slot(k, True, Py(val)) for k, val in x.items()), kind)
+    if isinstance(x, dict):
+        return Rec({str(k): (True, Py(val)) for k, val in x.items()})
+    raise Unsupported(f"cannot encode a value of type {type(x).__name__}")
+
+
+def cases(v: SVal) -> Sequence[tuple[Term, SVal]]:
+    """The value as guarded single-kind options (one option, guard True, unless a ``Union``)."""
+    if isinstance(v, Py):
+        v = expand(v)
+    if isinstance(v, Union):
+        return v.options
+    return ((True, v),)
+
+
+def key_sval(kind: str, t: Term) -> SVal:
+    return Int(t) if kind == "integer" else Str(t)
+
+
+# ------------------------------------------------------------------------------------ merging
+
+
+def _same_shape_key(v: SVal) -> Any:
+    if isinstance(v, Lst):
+        return ("list", len(v.items))
+    if isinstance(v, Map):
+        return ("map", len(v.slots), v.key_kind)
+    return type(v)
+
+
+def merge(c: Term, a: SVal, b: SVal) -> SVal:
+    """``a if c else b`` as one value."""
+    if c is True:
+        return a
+    if c is False:
+        return b
+    if a is b:
+        return a
+    if isinstance(a, Py) and isinstance(b, Py) and _same_py(a.value, b.value):
+        return a
+    a, b = expand(a), expand(b)
+    if isinstance(a, Union) or isinstance(b, Union) or _same_shape_key(a) != _same_shape_key(b):
+        return join([(and_(c, g), v) for g, v in cases(a)] + [(and_(not_(c), g), v) for g, v in cases(b)])
+    if isinstance(a, Null):
+        return a
+    if isinstance(a, SIMPLE):
+        return type(a)(ite(c, a.t, b.t))  # type: ignore[attr-defined]
+    if isinstance(a, Rec):
+        assert isinstance(b, Rec)
+        names = list(a.fields) + [n for n in b.fields if n not in a.fields]
+        fields = {}
+        for n in names:
+            pa, va = a.get(n)
+            pb, vb = b.get(n)
+            if n not in a.fields:
+                va = vb
+            elif n not in b.fields:
+                vb = va
+            fields[n] = (ite(c, pa, pb), merge(c, va, vb))
+        return Rec(fields)
+    if isinstance(a, Lst):
+        assert isinstance(b, Lst)
+        return Lst(tuple(merge(c, x, y) for x, y in zip(a.items, b.items, strict=True)))
+    if isinstance(a, Map):
+        assert isinstance(b, Map)
+        slots = []
+        for sa, sb in zip(a.slots, b.slots, strict=True):
+            if not same_term(sa.key, sb.key):
+                raise Unsupported("a conditional choice between two collections with different keys")
+            slots.append(Slot(sa.key, ite(c, sa.present, sb.present), merge(c, sa.value, sb.value)))
+        return Map(tuple(slots), a.key_kind, a.open or b.open, a.name or b.name)
+    raise Unsupported(f"cannot merge {a.kind} values")  # pragma: no cover
+
+
+def join(pairs: Sequence[tuple[Term, SVal]], lazy: bool = False) -> SVal:
+    """One value from guarded alternatives (guards mutually exclusive; exhaustive where it matters).
+
+    Simple values of one kind merge into one ite term. Records, lists and maps merge field by
+    field too, unless ``lazy``: then they stay separate options of a ``Union``, so that reading
+    one field of a looked-up record costs one ite-chain instead of one per field."""
+    live = [(g, expand(v)) for g, v in pairs if g is not False]
+    flat: list[tuple[Term, SVal]] = []
+    for g, v in live:
+        if isinstance(v, Union):
+            flat.extend((and_(g, h), w) for h, w in v.options)
+        else:
+            flat.append((g, v))
+    flat = [(g, v) for g, v in flat if g is not False]
+    if not flat:
+        return NULL
+    groups: dict[Any, list[tuple[Term, SVal]]] = {}
+    for g, v in flat:
+        groups.setdefault(_same_shape_key(v), []).append((g, v))
+    merged: list[tuple[Term, SVal]] = []
+    for shape, members in groups.items():
+        if lazy and len(members) > 1 and not (isinstance(shape, type) and shape in (*SIMPLE, Null)):
+            merged.extend(members)
+            continue
+        guard, value = members[-1]
+        for g, v in reversed(members[:-1]):
+            value = merge(g, v, value)
+            guard = or_(g, guard)
+        merged.append((guard, value))
+    if len(merged) == 1:
+        return merged[0][1]
+    return Union(tuple(merged))
+
+
+def _same_py(a: Any, b: Any) -> bool:
+    if a is b:
+        return True
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict | list):
+        return False  # not worth a deep comparison here
+    return bool(a == b)
+
+
+def same_term(a: Term, b: Term) -> bool:
+    """Structural identity of two terms (cheap; not semantic equality)."""
+    if is_sym(a) and is_sym(b):
+        return bool(a.eq(b))
+    if is_sym(a) or is_sym(b):
+        return False
+    return type(a) is type(b) and a == b
+
+
+# ---------------------------------------------------------------------------- lifting and reading
+
+
+def lift(value: Any, *, symbolic: bool = False, key_kind: str | None = None) -> SVal:
+    """A concrete value as a symbolic one. ``symbolic`` makes Z3 constants instead of Python ones
+    (so that the differential tests exercise the Z3 side of every operation)."""
+
+    def term(t: Any) -> Term:
+        return to_z3(t) if symbolic else t
+
+    if value is None:
+        return NULL
+    if isinstance(value, bool):
+        return Bool(term(value))
+    if isinstance(value, int):
+        return Int(term(value))
+    if isinstance(value, float):
+        return Real(term(value))
+    if isinstance(value, str):
+        return Str(term(value))
+    if isinstance(value, list | tuple):
+        return Lst(tuple(lift(v, symbolic=symbolic) for v in value))
+    if isinstance(value, FrozenMap):
+        kind = key_kind or ("integer" if value and all(type(k) is int for k in value) else "string")
+        slots = tuple(Slot(term(k), term(True), lift(v, symbolic=symbolic)) for k, v in value.items())
+        return Map(slots, kind)
+    if isinstance(value, dict):
+        return Rec({str(k): (True, lift(v, symbolic=symbolic)) for k, v in value.items()})
+    raise Unsupported(f"cannot encode a value of type {type(value).__name__}")
+
+
+def _num(t: Any, real: bool) -> Any:
+    if not is_sym(t):
+        return t
+    if real:
+        frac = t.as_fraction()
+        return float(frac)
+    return t.as_long()
+
+
+def read(v: SVal, model: z3.ModelRef | None = None) -> Any:
+    """The concrete value of a symbolic one in a model (records as dicts, maps as FrozenMaps);
+    without a model the value must be concrete."""
+
+    def ev(t: Term) -> Any:
+        if not is_sym(t):
+            return t
+        if model is None:
+            raise Unsupported("the value is not concrete")
+        return model.eval(t, model_completion=True)
+
+    def truth(t: Term) -> bool:
+        x = ev(t)
+        return bool(z3.is_true(x)) if is_sym(x) else bool(x)
+
+    if isinstance(v, Py):
+        return v.value
+    if isinstance(v, Null):
+        return None
+    if isinstance(v, Bool):
+        return truth(v.t)
+    if isinstance(v, Int):
+        return _num(ev(v.t), False)
+    if isinstance(v, Real):
+        return _num(ev(v.t), True)
+    if isinstance(v, Str):
+        x = ev(v.t)
+        return x.as_string() if is_sym(x) else x
+    if isinstance(v, Rec):
+        return {n: read(val, model) for n, (p, val) in v.fields.items() if truth(p)}
+    if isinstance(v, Lst):
+        return [read(i, model) for i in v.items]
+    if isinstance(v, Map):
+        out: dict[Any, Any] = {}
+        for slot in v.slots:
+            if truth(slot.present):
+                key = read(key_sval(v.key_kind, slot.key), model)
+                out.setdefault(key, read(slot.value, model))
+        return FrozenMap(out)
+    if isinstance(v, Union):
+        for g, option in v.options:
+            if truth(g):
+                return read(option, model)
+        return read(v.options[-1][1], model) if v.options else None
+    raise Unsupported(f"cannot read back {v!r}")  # pragma: no cover
+
+
+def terms_of(v: SVal) -> Iterable[Term]:
+    """Every term inside a value (for collecting variables and checking sizes)."""
+    if isinstance(v, SIMPLE):
+        yield v.t
+    elif isinstance(v, Rec):
+        for p, val in v.fields.values():
+            yield p
+            yield from terms_of(val)
+    elif isinstance(v, Lst):
+        for i in v.items:
+            yield from terms_of(i)
+    elif isinstance(v, Map):
+        for s in v.slots:
+            yield s.key
+            yield s.present
+            yield from terms_of(s.value)
+    elif isinstance(v, Union):
+        for g, o in v.options:
+            yield g
+            yield from terms_of(o)
+
+
+def is_concrete(v: SVal) -> bool:
+    return not any(is_sym(t) for t in terms_of(v))
