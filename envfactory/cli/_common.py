@@ -42,3 +42,22 @@ def console(stderr: bool = False) -> Any:
     from rich.console import Console
 
     return Console(stderr=stderr, highlight=False, soft_wrap=True)
+
+
+def contract_options(command: Any) -> Any:
+    """``--with`` and ``--closed-world``: how every command that loads a contract may load it.
+
+    The command receives them as ``with_state`` and ``closed_world``, to pass to ``load``.
+    """
+    command = click.option(
+        "--closed-world",
+        is_flag=True,
+        help="Treat state inferred from OpenAPI as known (empty) at the start.",
+    )(command)
+    return click.option(
+        "--with",
+        "with_state",
+        type=click.Path(dir_okay=False),
+        default=None,
+        help="Native state/clauses file joined to a tool list or OpenAPI document.",
+    )(command)

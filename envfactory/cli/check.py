@@ -9,7 +9,7 @@ from typing import Any
 import click
 from rich.markup import escape
 
-from envfactory.cli._common import EXIT_OK, console, safe_text
+from envfactory.cli._common import EXIT_OK, console, contract_options, safe_text
 from envfactory.contracts import Contract, Finding, lint, load
 from envfactory.contracts.errors import EnvfactoryError
 from envfactory.contracts.printer import to_source
@@ -128,16 +128,8 @@ def report(contract: Contract, findings: list[Finding]) -> dict[str, Any]:
 
 @click.command("check")
 @click.argument("contract", type=click.Path(dir_okay=False))
-@click.option(
-    "--with",
-    "with_state",
-    type=click.Path(dir_okay=False),
-    help="Native state/clauses file joined to a tool list or OpenAPI document.",
-)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option(
-    "--closed-world", is_flag=True, help="Treat state inferred from OpenAPI as known (empty) at the start."
-)
+@contract_options
 def command(contract: str, with_state: str | None, fmt: str, closed_world: bool) -> int:
     """Load, validate and lint CONTRACT. Exit 0 when it loads (findings are warnings), 2 when it cannot."""
     loaded = load(contract, with_state=with_state, closed_world=closed_world)

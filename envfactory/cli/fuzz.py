@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from envfactory.cli._common import EXIT_FINDING, EXIT_OK, console, safe_text
+from envfactory.cli._common import EXIT_FINDING, EXIT_OK, console, contract_options, safe_text
 from envfactory.contracts.errors import UsageError
 
 MODES = ("valid", "adversarial")
@@ -65,13 +65,6 @@ ENGINES = ("rules", "fast")
     help="rules: the contract's RuleBasedStateMachine; fast: the same steps from one loop, for throughput.",
 )
 @click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", show_default=True)
-@click.option(
-    "--with",
-    "with_state",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="State file joined to a tool list or OpenAPI document.",
-)
 @click.option("--no-graph", is_flag=True, help="Do not build the state graph to report edge coverage.")
 @click.option(
     "--only",
@@ -79,6 +72,7 @@ ENGINES = ("rules", "fast")
     multiple=True,
     help="Look only for these finding kinds (repeatable), e.g. --only crash for a tool list without preconditions.",
 )
+@contract_options
 def command(
     contract: str,
     target: str,
@@ -93,6 +87,7 @@ def command(
     engine: str,
     fmt: str,
     with_state: str | None,
+    closed_world: bool,
     no_graph: bool,
     only: tuple[str, ...],
 ) -> None:
@@ -100,9 +95,9 @@ def command(
     import envfactory
     from envfactory.fuzz import findings as F
 
-    loaded = envfactory.load(contract, with_state=with_state)
+    loaded = envfactory.load(contract, with_state=with_state, closed_world=closed_world)
     reproduce = _reproduce(
-        contract, target, mode, seed, max_examples, steps, engine, faults, with_state, only
+        contract, target, mode, seed, max_examples, steps, engine, faults, with_state, closed_world, only
     )
     if target.startswith("agent:"):
         from envfactory.fuzz.agent import fuzz_agent
@@ -169,6 +164,7 @@ def _reproduce(
     engine: str,
     faults: bool,
     with_state: str | None,
+    closed_world: bool,
     only: tuple[str, ...],
 ) -> str:
     parts = ["envfactory", "fuzz", contract, "--target", target, "--mode", mode, "--seed", str(seed)]
@@ -179,6 +175,8 @@ def _reproduce(
         parts.append("--faults")
     if with_state:
         parts += ["--with", with_state]
+    if closed_world:
+        parts.append("--closed-world")
     for kind in only:
         parts += ["--only", kind]
     return shlex.join(parts)

@@ -14,7 +14,7 @@ from typing import IO, Any
 
 import click
 
-from envfactory.cli._common import EXIT_OK, console, safe_text
+from envfactory.cli._common import EXIT_OK, console, contract_options, safe_text
 from envfactory.contracts.loader import load
 from envfactory.errors import UsageError
 from envfactory.statemachine.walk import LoadSpec, ProcessWalks, RayWalks, generate
@@ -37,14 +37,7 @@ from envfactory.trajectory import Trajectory, dumps_trajectory
 @click.option("--max-length", type=click.IntRange(min=1, max=1000), default=10, show_default=True)
 @click.option("--engine", type=click.Choice(["local", "ray"]), default="local", show_default=True)
 @click.option("--jobs", type=click.IntRange(min=1, max=256), default=1, show_default=True)
-@click.option(
-    "--with",
-    "with_state",
-    type=click.Path(dir_okay=False, exists=True),
-    default=None,
-    help="A native file adding state and clauses (tool-list contracts).",
-)
-@click.option("--closed-world", is_flag=True, help="Unknown initial state is empty instead.")
+@contract_options
 def command(
     contract: str,
     count: int,

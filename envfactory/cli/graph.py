@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import click
 
-from envfactory.cli._common import EXIT_OK, console, safe_text
+from envfactory.cli._common import EXIT_OK, console, contract_options, safe_text
 from envfactory.contracts import load
 from envfactory.errors import UsageError
 
@@ -34,20 +34,12 @@ from envfactory.errors import UsageError
     "--timeout", type=click.FloatRange(min=0.1), default=30.0, show_default=True, help="Z3 seconds in all."
 )
 @click.option(
-    "--with",
-    "with_state",
-    type=click.Path(dir_okay=False),
-    help="Native state/clauses file joined to a tool list or OpenAPI document.",
-)
-@click.option(
-    "--closed-world", is_flag=True, help="Treat state inferred from OpenAPI as known (empty) at the start."
-)
-@click.option(
     "--cover",
     "cover_file",
     type=click.Path(dir_okay=False),
     help="Also write one valid trajectory taking every edge it can reach (seeds generate and fuzz).",
 )
+@contract_options
 def command(
     contract: str,
     out: str,

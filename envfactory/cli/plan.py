@@ -11,7 +11,15 @@ from typing import Any
 
 import click
 
-from envfactory.cli._common import EXIT_FINDING, EXIT_OK, EXIT_UNDECIDED, console, report_error, safe_text
+from envfactory.cli._common import (
+    EXIT_FINDING,
+    EXIT_OK,
+    EXIT_UNDECIDED,
+    console,
+    contract_options,
+    report_error,
+    safe_text,
+)
 from envfactory.contracts import load
 
 
@@ -33,15 +41,7 @@ from envfactory.contracts import load
 @click.option(
     "--timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True, help="Z3 seconds in all."
 )
-@click.option(
-    "--with",
-    "with_state",
-    type=click.Path(dir_okay=False),
-    help="Native state/clauses file joined to a tool list or OpenAPI document.",
-)
-@click.option(
-    "--closed-world", is_flag=True, help="Treat state inferred from OpenAPI as known (empty) at the start."
-)
+@contract_options
 def command(
     contract: str,
     goal: str,

@@ -19,7 +19,15 @@ import attrs
 import click
 import orjson
 
-from envfactory.cli._common import EXIT_FINDING, EXIT_OK, EXIT_USAGE, console, report_error, safe_text
+from envfactory.cli._common import (
+    EXIT_FINDING,
+    EXIT_OK,
+    EXIT_USAGE,
+    console,
+    contract_options,
+    report_error,
+    safe_text,
+)
 from envfactory.contracts.errors import EnvfactoryError, EvaluationError, TrajectoryError
 from envfactory.contracts.loader import load
 from envfactory.contracts.model import Contract
@@ -252,14 +260,7 @@ def _show(value: Any) -> str:
     help="sim, http://HOST:PORT[/base] or python:MODULE:FACTORY",
 )
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option(
-    "--with",
-    "with_state",
-    type=click.Path(dir_okay=False, exists=True),
-    default=None,
-    help="A native file adding state and clauses (tool-list contracts).",
-)
-@click.option("--closed-world", is_flag=True, help="Unknown initial state is empty instead.")
+@contract_options
 def command(
     contract: str,
     trajectories: tuple[str, ...],

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from envfactory.cli._common import EXIT_OK, console, safe_text
+from envfactory.cli._common import EXIT_OK, console, contract_options, safe_text
 from envfactory.contracts.loader import load
 
 
@@ -13,14 +13,7 @@ from envfactory.contracts.loader import load
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
 @click.option("--port", type=click.IntRange(min=0, max=65535), default=8000, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of every session's simulator.")
-@click.option(
-    "--with",
-    "with_state",
-    type=click.Path(dir_okay=False, exists=True),
-    default=None,
-    help="A native file adding state and clauses (tool-list contracts).",
-)
-@click.option("--closed-world", is_flag=True, help="Unknown initial state is empty instead.")
+@contract_options
 def command(
     contract: str, host: str, port: int, seed: int, with_state: str | None, closed_world: bool
 ) -> int:
