@@ -188,6 +188,44 @@ class PendingStep:
         return Step(self.tool, self.input, self.output, self.status, self.has_output, self.meta)
 
 
+class CallLog:
+    """The calls of one conversation in order, with their results matched to them by call id.
+
+    Every log format pairs a call (``tool_calls``, ``function_call``, ``tool_use``) with a later
+    result that names it; this is that pairing, once.
+    """
+
+    __slots__ = ("by_id", "pending", "unmatched")
+
+    def __init__(self) -> None:
+        self.pending: list[PendingStep] = []
+        self.by_id: dict[str, PendingStep] = {}
+        self.unmatched: list[str] = []
+
+    def call(self, step: PendingStep, call_id: Any, where: str, meta_key: str | None = None) -> None:
+        """Record a call; ``call_id`` (when a string) must be new, and is kept in ``meta_key``."""
+        if isinstance(call_id, str):
+            if call_id in self.by_id:
+                raise Problem(f"{where}: {call_id!r} is used by an earlier call")
+            if meta_key is not None:
+                step.meta[meta_key] = call_id
+            self.by_id[call_id] = step
+        self.pending.append(step)
+
+    def result_for(self, call_id: Any, where: str) -> PendingStep | None:
+        """The call a result answers, or None (noted as unmatched) when no call has that id."""
+        target = self.by_id.get(call_id) if isinstance(call_id, str) else None
+        if target is None:
+            self.unmatched.append(str(call_id))
+            return None
+        if target.has_output:
+            raise Problem(f"{where}: a second result for call {call_id!r}")
+        return target
+
+    def finish(self, tid: str, source: Location, fmt: str) -> Trajectory:
+        return finish(tid, self.pending, source, fmt, self.unmatched)
+
+
 def finish(
     tid: str, pending: list[PendingStep], source: Location, fmt: str, unmatched: list[str]
 ) -> Trajectory:

@@ -14,10 +14,10 @@ from typing import Any
 
 from envfactory.contracts.errors import Location, TrajectoryError
 from envfactory.importers._common import (
+    CallLog,
     PendingStep,
     Problem,
     check_value,
-    finish,
     record_id,
     require_str,
     text_of,
@@ -64,9 +64,7 @@ def _messages(record: Any) -> list[Any] | None:
 
 
 def _import(tid: str, messages: list[Any], location: Location) -> Trajectory:
-    pending: list[PendingStep] = []
-    by_id: dict[str, PendingStep] = {}
-    unmatched: list[str] = []
+    log = CallLog()
     for i, message in enumerate(messages):
         where = f"messages[{i}]"
         if not isinstance(message, dict):
@@ -83,27 +81,14 @@ def _import(tid: str, messages: list[Any], location: Location) -> Trajectory:
                 if message.get("role") != "assistant":
                     raise Problem(f"{bwhere}: a tool_use block in a {message.get('role')!r} message")
                 name = require_str(block, "name", bwhere)
-                block_id = block.get("id")
                 meta: dict[str, Any] = {"message": i}
                 value = tool_input(block.get("input"), f"{bwhere}.input", location, meta)
-                if isinstance(block_id, str):
-                    if block_id in by_id:
-                        raise Problem(f"{bwhere}.id: {block_id!r} is used by an earlier tool_use")
-                    meta["tool_use_id"] = block_id
-                step = PendingStep(name, value, meta)
-                if isinstance(block_id, str):
-                    by_id[block_id] = step
-                pending.append(step)
+                log.call(PendingStep(name, value, meta), block.get("id"), f"{bwhere}.id", "tool_use_id")
             elif kind == "tool_result":
-                use_id = block.get("tool_use_id")
-                target = by_id.get(use_id) if isinstance(use_id, str) else None
-                if target is None:
-                    unmatched.append(str(use_id))
-                    continue
-                if target.has_output:
-                    raise Problem(f"{bwhere}: a second result for tool_use {use_id!r}")
-                _set_result(target, block, bwhere, location)
-    return finish(tid, pending, location, FORMAT, unmatched)
+                target = log.result_for(block.get("tool_use_id"), bwhere)
+                if target is not None:
+                    _set_result(target, block, bwhere, location)
+    return log.finish(tid, location, FORMAT)
 
 
 def _set_result(step: PendingStep, block: dict[str, Any], where: str, location: Location) -> None:

@@ -13,10 +13,10 @@ from typing import Any
 
 from envfactory.contracts.errors import Location, TrajectoryError
 from envfactory.importers._common import (
+    CallLog,
     PendingStep,
     Problem,
     default_id,
-    finish,
     record_id,
     require_str,
     text_of,
@@ -84,10 +84,8 @@ def _is_container(item: Any) -> bool:
 
 
 def _import(tid: str, messages: list[Any], location: Location) -> Trajectory:
-    pending: list[PendingStep] = []
-    by_id: dict[str, PendingStep] = {}
+    log = CallLog()
     legacy: list[PendingStep] = []
-    unmatched: list[str] = []
     for i, message in enumerate(messages):
         where = f"messages[{i}]"
         if not isinstance(message, dict):
@@ -100,38 +98,25 @@ def _import(tid: str, messages: list[Any], location: Location) -> Trajectory:
                     raise Problem(f"{where}.tool_calls: must be a list")
                 for j, call in enumerate(calls):
                     step = _tool_call(call, f"{where}.tool_calls[{j}]", i, location)
-                    if step is None:
-                        continue
-                    call_id = step.meta.get("call_id")
-                    if call_id is not None:
-                        if call_id in by_id:
-                            raise Problem(
-                                f"{where}.tool_calls[{j}].id: {call_id!r} is used by an earlier call"
-                            )
-                        by_id[call_id] = step
-                    pending.append(step)
+                    if step is not None:
+                        log.call(step, step.meta.get("call_id"), f"{where}.tool_calls[{j}].id")
             function_call = message.get("function_call")
             if function_call is not None:
                 step = _function(function_call, f"{where}.function_call", i, location)
-                pending.append(step)
+                log.call(step, None, where)
                 legacy.append(step)
         elif role == "tool":
-            call_id = message.get("tool_call_id")
-            target = by_id.get(call_id) if isinstance(call_id, str) else None
-            if target is None:
-                unmatched.append(str(call_id))
-                continue
-            if target.has_output:
-                raise Problem(f"{where}: a second result for tool call {call_id!r}")
-            _set_output(target, message.get("content"), f"{where}.content", location)
+            target = log.result_for(message.get("tool_call_id"), where)
+            if target is not None:
+                _set_output(target, message.get("content"), f"{where}.content", location)
         elif role == "function":
             name = message.get("name")
             target = next((s for s in legacy if s.tool == name and not s.has_output), None)
             if target is None:
-                unmatched.append(str(name))
+                log.unmatched.append(str(name))
                 continue
             _set_output(target, message.get("content"), f"{where}.content", location)
-    return finish(tid, pending, location, FORMAT, unmatched)
+    return log.finish(tid, location, FORMAT)
 
 
 def _tool_call(call: Any, where: str, index: int, location: Location) -> PendingStep | None:

@@ -13,9 +13,9 @@ from typing import Any
 
 from envfactory.contracts.errors import Location, TrajectoryError
 from envfactory.importers._common import (
+    CallLog,
     PendingStep,
     Problem,
-    finish,
     record_id,
     require_str,
     text_of,
@@ -73,39 +73,25 @@ def _items(record: Any) -> list[tuple[str, Any]] | None:
 
 
 def _import(tid: str, items: list[tuple[str, Any]], location: Location) -> Trajectory:
-    pending: list[PendingStep] = []
-    by_id: dict[str, PendingStep] = {}
-    unmatched: list[str] = []
+    log = CallLog()
     for where, item in items:
         if not isinstance(item, dict):
             raise Problem(f"{where}: an item must be an object")
         kind = item.get("type")
         if kind == "function_call":
             name = require_str(item, "name", where)
-            call_id = item.get("call_id", item.get("id"))
             meta: dict[str, Any] = {"item": where}
             value = tool_input(item.get("arguments"), f"{where}.arguments", location, meta)
-            if isinstance(call_id, str):
-                if call_id in by_id:
-                    raise Problem(f"{where}.call_id: {call_id!r} is used by an earlier call")
-                meta["call_id"] = call_id
-            step = PendingStep(name, value, meta)
-            if isinstance(call_id, str):
-                by_id[call_id] = step
-            pending.append(step)
+            call_id = item.get("call_id", item.get("id"))
+            log.call(PendingStep(name, value, meta), call_id, f"{where}.call_id", "call_id")
         elif kind == "function_call_output":
-            call_id = item.get("call_id")
-            target = by_id.get(call_id) if isinstance(call_id, str) else None
-            if target is None:
-                unmatched.append(str(call_id))
-                continue
-            if target.has_output:
-                raise Problem(f"{where}: a second output for call {call_id!r}")
-            output = item.get("output")
-            text = text_of(output)
-            target.output = tool_output(text if text is not None else output, f"{where}.output", location)
-            target.has_output = True
-    return finish(tid, pending, location, FORMAT, unmatched)
+            target = log.result_for(item.get("call_id"), where)
+            if target is not None:
+                output = item.get("output")
+                text = text_of(output)
+                target.output = tool_output(text if text is not None else output, f"{where}.output", location)
+                target.has_output = True
+    return log.finish(tid, location, FORMAT)
 
 
 __all__ = ["FORMAT", "import_openai_responses"]
