@@ -85,24 +85,35 @@ def strict_eq(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
-def type_name(value: Any) -> str:
+_JSON_TYPES: tuple[tuple[type, str], ...] = (
+    (bool, "boolean"),  # before int: a bool is an int in Python, never in JSON
+    (int, "integer"),
+    (float, "number"),
+    (str, "string"),
+    (list, "array"),
+    (tuple, "array"),
+)
+
+
+def json_type(value: Any) -> str | None:
+    """The JSON Schema type name of a value (``None`` for what JSON has no type for)."""
     if value is None:
         return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "list"
+    for cls, name in _JSON_TYPES:
+        if isinstance(value, cls):
+            return name
+    return "object" if isinstance(value, Mapping) else None
+
+
+def type_name(value: Any) -> str:
+    """The language's name for a value's type, as error messages show it."""
     if isinstance(value, FrozenMap):
         return "collection"
     if isinstance(value, Mapping):
         return "record"
-    return type(value).__name__
+    if isinstance(value, list | tuple):
+        return "list"
+    return json_type(value) or type(value).__name__
 
 
 def get_field(value: Any, name: str, source: str) -> Any:

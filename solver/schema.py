@@ -17,7 +17,7 @@ from typing import Any
 
 import z3
 
-from envfactory.contracts.values import is_number
+from envfactory.contracts.values import is_number, json_type
 from envfactory.solver.encode import Encoder, Tracker
 from envfactory.solver.regex import RegexUnsupported, to_z3_regex
 from envfactory.solver.symbolic import (
@@ -449,19 +449,7 @@ def _holed(value: Any) -> bool:
 
 
 def _kind_of(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
+    return json_type(value) or "object"
 
 
 def _fits(kind: str, declared: list[str]) -> bool:

@@ -29,7 +29,7 @@ from envfactory.contracts import ir
 from envfactory.contracts.errors import EvaluationError
 from envfactory.contracts.evaluator import Env, compile_expr
 from envfactory.contracts.model import Clause, Operation
-from envfactory.contracts.values import FrozenMap
+from envfactory.contracts.values import FrozenMap, json_type
 
 MAX_DEPTH = 12
 """Deepest schema nesting the sampler follows (recursive schemas stop here with the minimum)."""
@@ -772,7 +772,7 @@ def solve_output(
         if isinstance(kind, list):
             kind = next((k for k in kind if k != "null"), None)
         if kind is None:
-            kind = _kind_of_value(get_path(current, path))
+            kind = _scalar_kind(get_path(current, path))
         name = "output." + ".".join(path)
         if kind == "integer":
             v = z3.Int(name)
@@ -925,18 +925,6 @@ def get_path(value: Any, path: Path) -> Any:
     return value
 
 
-def _kind_of_value(value: Any) -> str | None:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return None
-
-
 __all__ = [
     "KeyUse",
     "OutputSynthesizer",
@@ -951,3 +939,8 @@ __all__ = [
     "set_path",
     "solve_output",
 ]
+
+
+def _scalar_kind(value: Any) -> str | None:
+    kind = json_type(value)
+    return kind if kind in ("boolean", "integer", "number", "string") else None
