@@ -35,8 +35,6 @@ from __future__ import annotations
 
 import itertools
 import re
-import re._constants as _sre_c  # the regex parser's own tables (Python 3.11+)
-import re._parser as _sre_p
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -49,6 +47,7 @@ from envfactory.contracts.errors import SolverError
 from envfactory.contracts.model import UNKNOWN, Clause, Contract, Operation
 from envfactory.contracts.parser import Effect
 from envfactory.contracts.printer import to_source
+from envfactory.solver.regex import RegexUnsupported, to_z3_regex
 
 # ------------------------------------------------------------------------------------- values
 
@@ -406,88 +405,17 @@ def _string_bounds(s: z3.SeqRef, schema: Any) -> list[z3.BoolRef]:
     return out
 
 
-_DIGIT = z3.Range("0", "9")
-_WORD = z3.Union(z3.Range("a", "z"), z3.Range("A", "Z"), _DIGIT, z3.Re("_"))
-_SPACE = z3.Union(z3.Re(" "), z3.Re("\t"), z3.Re("\n"))
-
-
 def regex(pattern: str) -> z3.ReRef | None:
-    """A JSON Schema ``pattern`` (an unanchored search) as a Z3 regular expression over the
-    printable ASCII alphabet, or None where the pattern uses something this does not translate
-    (the concrete validator then has the last word)."""
+    """A JSON Schema ``pattern`` (an unanchored search) as a Z3 regular expression, or None where
+    the pattern uses something ``solver.regex`` does not translate (the concrete validator then
+    has the last word)."""
     if len(pattern) > 200:
         return None
     try:
-        parsed = _sre_p.parse(pattern)
-        items = list(parsed)
-        start = bool(items) and items[0] == (_sre_c.AT, _sre_c.AT_BEGINNING)
-        end = bool(items) and items[-1][0] is _sre_c.AT and items[-1][1] in (_sre_c.AT_END,)
-        body = items[1 if start else 0 : len(items) - 1 if end else len(items)]
-        core = _re_seq(body)
-    except (_Untranslatable, re.error, ValueError, TypeError):
+        result: z3.ReRef = to_z3_regex(pattern)
+    except RegexUnsupported:
         return None
-    if core is None:
-        return None
-    parts = ([] if start else [PRINTABLE]) + [core] + ([] if end else [PRINTABLE])
-    return z3.Concat(*parts) if len(parts) > 1 else parts[0]
-
-
-class _Untranslatable(Exception):
-    pass
-
-
-def _re_seq(items: Sequence[Any]) -> z3.ReRef:
-    parts = [_re_item(op, av) for op, av in items]
-    if not parts:
-        return z3.Re("")
-    return z3.Concat(*parts) if len(parts) > 1 else parts[0]
-
-
-def _re_item(op: Any, av: Any) -> z3.ReRef:
-    if op is _sre_c.LITERAL:
-        return z3.Re(chr(av))
-    if op is _sre_c.ANY:
-        return z3.Range(" ", "~")
-    if op is _sre_c.IN:
-        alts = []
-        for sub_op, sub_av in av:
-            if sub_op is _sre_c.LITERAL:
-                alts.append(z3.Re(chr(sub_av)))
-            elif sub_op is _sre_c.RANGE:
-                alts.append(z3.Range(chr(sub_av[0]), chr(sub_av[1])))
-            elif sub_op is _sre_c.CATEGORY:
-                alts.append(_category(sub_av))
-            else:
-                raise _Untranslatable(str(sub_op))
-        return z3.Union(*alts) if len(alts) > 1 else alts[0]
-    if op in (_sre_c.MAX_REPEAT, _sre_c.MIN_REPEAT):
-        lo, hi, sub = av
-        inner = _re_seq(list(sub))
-        if hi is _sre_c.MAXREPEAT:
-            if lo == 0:
-                return z3.Star(inner)
-            if lo == 1:
-                return z3.Plus(inner)
-            return z3.Concat(z3.Loop(inner, lo, lo), z3.Star(inner))
-        return z3.Loop(inner, lo, hi)
-    if op is _sre_c.SUBPATTERN:
-        return _re_seq(list(av[-1]))
-    if op is _sre_c.BRANCH:
-        alts = [_re_seq(list(b)) for b in av[1]]
-        return z3.Union(*alts) if len(alts) > 1 else alts[0]
-    if op is _sre_c.CATEGORY:
-        return _category(av)
-    raise _Untranslatable(str(op))
-
-
-def _category(av: Any) -> z3.ReRef:
-    if av is _sre_c.CATEGORY_DIGIT:
-        return _DIGIT
-    if av is _sre_c.CATEGORY_WORD:
-        return _WORD
-    if av is _sre_c.CATEGORY_SPACE:
-        return _SPACE
-    raise _Untranslatable(str(av))
+    return result
 
 
 # -------------------------------------------------------------------------------- the encoder
