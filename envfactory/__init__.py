@@ -23,21 +23,17 @@ from envfactory.contracts.errors import (
 )
 from envfactory.contracts.loader import load
 from envfactory.contracts.model import Clause, Contract, Operation, StateVar
+from envfactory.trajectory import Hole, Step, Trajectory, read_trajectories, write_trajectories
+
+# Imported eagerly: the submodule ``envfactory.verify`` would otherwise shadow the function of
+# the same name as soon as anything imports it. It pulls in neither Z3 nor Hypothesis.
+from envfactory.verify import Result, verify
 
 if TYPE_CHECKING:
     from envfactory.statemachine.gym_env import make_env
     from envfactory.statemachine.simulator import Simulator
-    from envfactory.trajectory import Hole, Step, Trajectory, read_trajectories, write_trajectories
-    from envfactory.verify import Result, verify
 
 _LAZY = {
-    "verify": "envfactory.verify",
-    "Result": "envfactory.verify",
-    "Trajectory": "envfactory.trajectory",
-    "Step": "envfactory.trajectory",
-    "Hole": "envfactory.trajectory",
-    "read_trajectories": "envfactory.trajectory",
-    "write_trajectories": "envfactory.trajectory",
     "Simulator": "envfactory.statemachine.simulator",
     "make_env": "envfactory.statemachine.gym_env",
 }

@@ -1,0 +1,322 @@
+"""Verification at scale: the same work on one process, a process pool, or a Ray cluster.
+
+Work is cut into chunks in input order. For JSON Lines in the native format a chunk is a byte
+range of whole lines (the main process only finds line ends; the workers read, parse and verify);
+for anything else it is already-read trajectories. At most a few chunks per worker are in flight and results come back in
+input order, so memory stays flat however large the input. Each worker loads the contract once,
+from its path (contracts hold compiled closures, which do not pickle).
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, TypeAlias
+
+import attrs
+
+from envfactory.contracts.errors import Location, TrajectoryError, UsageError
+from envfactory.contracts.loader import load
+from envfactory.contracts.model import Contract
+from envfactory.trajectory import MAX_LINE_BYTES, Trajectory, read_trajectories
+from envfactory.verify import Result, Verifier, unreadable
+
+CHUNK_LINES = 512
+CHUNK_BYTES = 2 << 20
+IN_FLIGHT_PER_WORKER = 3
+ENGINES = ("local", "ray")
+
+Item: TypeAlias = Trajectory | TrajectoryError
+Chunk: TypeAlias = tuple[str, Any]
+"""``("range", (file, offset, size, first line))`` or ``("items", [Trajectory | TrajectoryError])``."""
+
+
+@attrs.frozen(slots=True)
+class ContractRef:
+    """How to load a contract in a worker process: its path and the loader's options."""
+
+    path: str
+    with_state: str | None = None
+    closed_world: bool = False
+
+    def load(self) -> Contract:
+        return load(self.path, with_state=self.with_state, closed_world=self.closed_world)
+
+
+@attrs.frozen(slots=True)
+class Options:
+    """The verification options every worker applies."""
+
+    allow_rejected: bool = False
+    timeout: float = 5.0
+
+
+# ------------------------------------------------------------------------------------ reading
+
+
+def read_input(path: str, input_format: str = "native") -> Iterator[Item]:
+    """Trajectories of one file in a given format (``native``, ``auto`` or a log format)."""
+    if input_format == "native":
+        return read_trajectories(path)
+    from envfactory import importers
+
+    return importers.read(input_format, path)
+
+
+def _is_native_lines(path: str, input_format: str) -> bool:
+    """True when the file can be split into raw lines that workers parse themselves."""
+    if Path(path).suffix.lower() == ".json":
+        return False
+    if input_format == "native":
+        return True
+    if input_format != "auto":
+        return False
+    try:
+        with open(path, "rb") as handle:
+            while raw := handle.readline(MAX_LINE_BYTES + 1):
+                if raw.strip():
+                    import orjson
+
+                    from envfactory.importers import sniff
+
+                    return bool(sniff(orjson.loads(raw)) == "native")
+    except (OSError, ValueError, TrajectoryError):
+        return False
+    return False
+
+
+def chunks(files: Sequence[str], input_format: str) -> Iterator[Chunk]:
+    """The input cut into chunks, in order."""
+    for path in files:
+        if _is_native_lines(path, input_format):
+            yield from _ranges(path)
+        else:
+            items: list[Item] = []
+            for entry in read_input(path, input_format):
+                items.append(entry)
+                if len(items) >= CHUNK_LINES:
+                    yield ("items", items)
+                    items = []
+            if items:
+                yield ("items", items)
+
+
+def _ranges(path: str) -> Iterator[Chunk]:
+    """Byte ranges of whole lines, ``("range", (path, offset, size, first line number))``: the
+    main process only finds line ends, the workers read and parse their own range. A line longer
+    than ``MAX_LINE_BYTES`` is skipped here and becomes one error, in its place."""
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 - closed below, generator-friendly
+    except OSError as err:
+        yield ("items", [TrajectoryError(f"cannot read file: {err.strerror or err}", Location(path))])
+        return
+    with handle:
+        offset, line = 0, 1
+        try:
+            while True:
+                block = handle.read(CHUNK_BYTES)
+                if not block:
+                    return
+                cut = block.rfind(b"\n") + 1
+                head, partial = block[:cut], block[cut:]
+                long_size = 0
+                if partial:
+                    rest = (
+                        handle.readline(MAX_LINE_BYTES + 2 - len(partial))
+                        if len(partial) <= MAX_LINE_BYTES
+                        else b""
+                    )
+                    whole = partial + rest
+                    if len(whole) - whole.endswith(b"\n") <= MAX_LINE_BYTES:
+                        head += whole
+                    else:
+                        long_size = len(whole)
+                        while not whole.endswith(b"\n"):
+                            whole = handle.readline(1 << 20)
+                            if not whole:
+                                break
+                            long_size += len(whole)
+                if head:
+                    yield ("range", (path, offset, len(head), line))
+                    offset += len(head)
+                    line += head.count(b"\n") + (not head.endswith(b"\n"))
+                if long_size:
+                    error = TrajectoryError(
+                        f"line longer than {MAX_LINE_BYTES >> 20} MiB", Location(path, line)
+                    )
+                    yield ("items", [error])
+                    offset += long_size
+                    line += 1
+        except OSError as err:
+            yield (
+                "items",
+                [TrajectoryError(f"cannot read file: {err.strerror or err}", Location(path, line))],
+            )
+
+
+def _read_range(path: str, offset: int, size: int, first: int) -> Iterator[Item]:
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(offset)
+            data = handle.read(size)
+    except OSError as err:
+        yield TrajectoryError(f"cannot read file: {err.strerror or err}", Location(path, first))
+        return
+    yield from _parse_lines(path, list(enumerate(data.split(b"\n"), first)), bom=offset == 0)
+
+
+def _parse_lines(path: str, lines: list[tuple[int, bytes]], *, bom: bool = False) -> Iterator[Item]:
+    from envfactory.trajectory import _parse_line
+
+    stem = Path(path).stem or path
+    for number, data in lines:
+        if bom and number == 1 and data.startswith(b"\xef\xbb\xbf"):
+            data = data[3:]
+        parsed = _parse_line(data, path, number, stem)
+        if parsed is not None:
+            yield parsed
+
+
+# ------------------------------------------------------------------------------------ workers
+
+_VERIFIERS: dict[tuple[ContractRef, Options], Verifier] = {}
+
+
+def _verifier(ref: ContractRef, options: Options) -> Verifier:
+    key = (ref, options)
+    verifier = _VERIFIERS.get(key)
+    if verifier is None:
+        verifier = Verifier(ref.load(), allow_rejected=options.allow_rejected, timeout=options.timeout)
+        _VERIFIERS[key] = verifier
+    return verifier
+
+
+def run_chunk(ref: ContractRef, options: Options, chunk: Chunk) -> list[Result]:
+    """Verify one chunk in this process (the worker's entry point)."""
+    verifier = _verifier(ref, options)
+    kind, payload = chunk
+    items: Iterable[Item] = _read_range(*payload) if kind == "range" else payload
+    return [unreadable(i) if isinstance(i, TrajectoryError) else verifier.check(i) for i in items]
+
+
+def _ordered(
+    submit: Callable[[Chunk], Any], wait: Callable[[Any], list[Result]], work: Iterable[Chunk], limit: int
+) -> Iterator[Result]:
+    """Submit chunks with at most ``limit`` in flight; yield results in input order."""
+    pending: collections.deque[Any] = collections.deque()
+    for chunk in work:
+        pending.append(submit(chunk))
+        if len(pending) >= limit:
+            yield from wait(pending.popleft())
+    while pending:
+        yield from wait(pending.popleft())
+
+
+# ------------------------------------------------------------------------------------ engines
+
+
+def verify_files(
+    ref: ContractRef,
+    files: Sequence[str],
+    *,
+    input_format: str = "native",
+    options: Options | None = None,
+    jobs: int = 1,
+    engine: str = "local",
+    ray_address: str | None = None,
+    contract: Contract | None = None,
+) -> Iterator[Result]:
+    """Every trajectory of ``files`` verified, results in input order, with ``jobs`` workers."""
+    options = options or Options()
+    if engine not in ENGINES:
+        raise UsageError(f"unknown engine {engine!r}; choose one of: {', '.join(ENGINES)}")
+    if jobs < 1:
+        raise UsageError(f"--jobs must be at least 1, got {jobs}")
+    if engine == "ray":
+        return _ray(ref, files, input_format, options, jobs, ray_address)
+    if jobs == 1:
+        return _serial(ref, files, input_format, options, contract)
+    return _pool(ref, files, input_format, options, jobs)
+
+
+def _serial(
+    ref: ContractRef, files: Sequence[str], input_format: str, options: Options, contract: Contract | None
+) -> Iterator[Result]:
+    verifier = Verifier(
+        contract or ref.load(), allow_rejected=options.allow_rejected, timeout=options.timeout
+    )
+    for path in files:
+        for item in read_input(path, input_format):
+            yield unreadable(item) if isinstance(item, TrajectoryError) else verifier.check(item)
+
+
+def _pool(
+    ref: ContractRef, files: Sequence[str], input_format: str, options: Options, jobs: int
+) -> Iterator[Result]:
+    import multiprocessing
+    from concurrent.futures import Future, ProcessPoolExecutor
+
+    ref.load()  # fail fast, in this process, with the contract's own error
+    _flush_stdio()
+    context = multiprocessing.get_context(
+        "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    )
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+
+        def submit(chunk: Chunk) -> Future[list[Result]]:
+            return pool.submit(run_chunk, ref, options, chunk)
+
+        def wait(future: Future[list[Result]]) -> list[Result]:
+            return future.result()
+
+        yield from _ordered(submit, wait, chunks(files, input_format), jobs * IN_FLIGHT_PER_WORKER)
+
+
+def _flush_stdio() -> None:
+    import sys
+
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+
+
+def _ray(
+    ref: ContractRef,
+    files: Sequence[str],
+    input_format: str,
+    options: Options,
+    jobs: int,
+    address: str | None,
+) -> Iterator[Result]:
+    try:
+        import ray
+    except ImportError:
+        raise UsageError("--engine ray needs Ray: pip install 'envfactory[ray]'") from None
+    ref.load()
+    _flush_stdio()  # forked helpers must not inherit (and write out again) half a report
+    started_here = False
+    if not ray.is_initialized():
+        if address:
+            ray.init(address=address, include_dashboard=False, log_to_driver=False)
+        else:
+            ray.init(num_cpus=max(jobs, 2), include_dashboard=False, log_to_driver=False)
+        started_here = True
+    try:
+        remote = ray.remote(run_chunk)
+
+        def submit(chunk: Chunk) -> Any:
+            return remote.remote(ref, options, chunk)
+
+        def wait(handle: Any) -> list[Result]:
+            result: list[Result] = ray.get(handle)
+            return result
+
+        yield from _ordered(submit, wait, chunks(files, input_format), max(jobs, 2) * IN_FLIGHT_PER_WORKER)
+    finally:
+        if started_here:
+            ray.shutdown()
+
+
+__all__ = ["ENGINES", "ContractRef", "Options", "chunks", "read_input", "run_chunk", "verify_files"]

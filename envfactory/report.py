@@ -1,0 +1,309 @@
+"""Verification reports: rich text for people, one stable JSON document, JUnit XML for CI.
+
+Every writer consumes results as a stream and keeps only the counts, so a report on millions of
+trajectories runs in flat memory (JUnit excepted: its format puts the counts before the cases, so
+it holds the cases' XML). Text from trajectories is hostile: terminal output escapes control
+characters, XML output replaces characters XML cannot hold.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import time
+import xml.etree.ElementTree as ET
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from typing import IO, Any
+
+from envfactory.cli._common import EXIT_FINDING, EXIT_OK, EXIT_UNDECIDED, EXIT_USAGE, safe_text
+from envfactory.verify import VERDICTS, Result
+
+FORMATS = ("text", "json", "junit")
+
+
+class Summary:
+    """Counts over a stream of results: per verdict, per failing kind, steps and wall time."""
+
+    def __init__(self) -> None:
+        self.counts: Counter[str] = Counter()
+        self.kinds: Counter[str] = Counter()
+        self.steps = 0
+        self.started = time.perf_counter()
+        self.seconds = 0.0
+
+    def add(self, result: Result) -> Result:
+        self.counts[result.verdict] += 1
+        if result.kind is not None and result.verdict == "invalid":
+            self.kinds[result.kind] += 1
+        self.steps += result.steps
+        return result
+
+    def finish(self) -> Summary:
+        self.seconds = time.perf_counter() - self.started
+        return self
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    def exit_code(self) -> int:
+        """2 when any input was unreadable, else 1 on any invalid, else 3 on any unknown, else 0."""
+        if self.counts["unreadable"]:
+            return EXIT_USAGE
+        if self.counts["invalid"]:
+            return EXIT_FINDING
+        if self.counts["unknown"]:
+            return EXIT_UNDECIDED
+        return EXIT_OK
+
+    def to_json(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {"total": self.total}
+        for verdict in VERDICTS:
+            doc[verdict] = self.counts[verdict]
+        doc["kinds"] = dict(sorted(self.kinds.items()))
+        doc["steps"] = self.steps
+        doc["seconds"] = round(self.seconds, 6)
+        return doc
+
+
+def tally(results: Iterable[Result], summary: Summary) -> Iterator[Result]:
+    """Pass results through, counting them."""
+    for result in results:
+        yield summary.add(result)
+
+
+# ------------------------------------------------------------------------------------------- json
+
+
+def write_json(results: Iterable[Result], out: IO[str], summary: Summary | None = None) -> Summary:
+    """``{"results": [...], "summary": {...}}``, written as results arrive."""
+    summary = summary or Summary()
+    stream = iter(tally(results, summary))
+    head = next(stream, None)  # workers start here: nothing of the report is buffered yet
+    out.write('{"results": [')
+    first = True
+    for result in itertools.chain([head] if head is not None else [], stream):
+        out.write("\n  " if first else ",\n  ")
+        out.write(json.dumps(result.to_json()))  # ASCII: safe on any terminal encoding
+        first = False
+    summary.finish()
+    out.write("\n],\n" if not first else "],\n")
+    out.write(f'"summary": {json.dumps(summary.to_json())}}}\n')
+    return summary
+
+
+def json_document(results: Iterable[Result]) -> dict[str, Any]:
+    """The same document as ``write_json``, in memory (for small runs and tests)."""
+    summary = Summary()
+    items = [r.to_json() for r in tally(results, summary)]
+    return {"results": items, "summary": summary.finish().to_json()}
+
+
+# ------------------------------------------------------------------------------------------ junit
+
+_XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff]")
+
+
+def xml_text(text: str) -> str:
+    """Text XML 1.0 can hold: characters it forbids become ``\\xNN`` / ``\\uNNNN`` escapes."""
+    return _XML_BAD.sub(
+        lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 256 else f"\\u{ord(m.group()):04x}", text
+    )
+
+
+def write_junit(
+    results: Iterable[Result],
+    out: IO[str],
+    *,
+    suite: str = "envfactory verify",
+    summary: Summary | None = None,
+) -> Summary:
+    """One ``<testcase>`` per trajectory: invalid is a failure, unreadable an error, unknown skipped."""
+    summary = summary or Summary()
+    root = ET.Element("testsuites")
+    cases: list[ET.Element] = []
+    for result in tally(results, summary):
+        case = ET.Element(
+            "testcase",
+            {
+                "name": xml_text(result.id),
+                "classname": xml_text(suite),
+                "time": f"{result.seconds:.6f}",
+            },
+        )
+        detail = _detail_lines(result)
+        if result.verdict == "invalid":
+            node = ET.SubElement(
+                case,
+                "failure",
+                {"message": xml_text(result.message), "type": xml_text(result.kind or "invalid")},
+            )
+            node.text = xml_text("\n".join(detail))
+        elif result.verdict == "unreadable":
+            node = ET.SubElement(case, "error", {"message": xml_text(result.message), "type": "unreadable"})
+            node.text = xml_text("\n".join(detail))
+        elif result.verdict == "unknown":
+            ET.SubElement(case, "skipped", {"message": xml_text(result.message)})
+        elif result.verdict == "feasible" and result.witness is not None:
+            out_node = ET.SubElement(case, "system-out")
+            out_node.text = xml_text(json.dumps(result.to_json()["witness"], ensure_ascii=False))
+        cases.append(case)
+    summary.finish()
+    attrs = {
+        "name": xml_text(suite),
+        "tests": str(summary.total),
+        "failures": str(summary.counts["invalid"]),
+        "errors": str(summary.counts["unreadable"]),
+        "skipped": str(summary.counts["unknown"]),
+        "time": f"{summary.seconds:.6f}",
+    }
+    root.attrib.update(attrs)
+    testsuite = ET.SubElement(root, "testsuite", attrs)
+    testsuite.extend(cases)
+    ET.indent(root)
+    out.write('<?xml version="1.0" encoding="utf-8"?>\n')
+    out.write(ET.tostring(root, encoding="unicode"))
+    out.write("\n")
+    return summary
+
+
+def _detail_lines(result: Result) -> list[str]:
+    lines = [result.message]
+    if result.step is not None:
+        lines.append(f"step: {result.step} ({result.operation})")
+    if result.clause:
+        lines.append(f"clause: {result.clause}")
+    if result.location:
+        lines.append(f"location: {result.location}")
+    for key, value in list(result.values.items())[:12]:
+        lines.append(f"  {key} = {json.dumps(value, ensure_ascii=False, default=str)}")
+    return lines
+
+
+# ------------------------------------------------------------------------------------------- text
+
+_STYLE = {
+    "valid": "green",
+    "feasible": "cyan",
+    "invalid": "red",
+    "unknown": "yellow",
+    "unreadable": "magenta",
+}
+
+
+def _esc(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(safe_text(text))
+
+
+def result_line(result: Result) -> str:
+    """One line of rich markup for a result (hostile text escaped)."""
+    style = _STYLE.get(result.verdict, "white")
+    head = f"[{style}]{result.verdict.upper():<10}[/{style}] {_esc(result.id)}"
+    if result.verdict == "invalid":
+        head += f"  step {result.step} {_esc(result.operation or '')} [bold]{_esc(result.kind or '')}[/bold]"
+    return head
+
+
+def write_text(
+    results: Iterable[Result],
+    console: Any,
+    *,
+    summary: Summary | None = None,
+    show_valid: bool = True,
+    progress: bool | None = None,
+    total_hint: int | None = None,
+) -> Summary:
+    """Each result as it arrives (problems in detail), then a summary table; a progress bar only
+    when the console is a terminal."""
+    summary = summary or Summary()
+    use_bar = console.is_terminal if progress is None else progress
+    if use_bar:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        with Progress(
+            TextColumn("verifying"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console,
+            transient=True,
+        ) as bar:
+            task = bar.add_task("verify", total=total_hint)
+            for result in tally(results, summary):
+                _print_result(bar.console, result, show_valid)
+                bar.advance(task)
+    else:
+        for result in tally(results, summary):
+            _print_result(console, result, show_valid)
+    summary.finish()
+    console.print(summary_table(summary))
+    return summary
+
+
+def _print_result(console: Any, result: Result, show_valid: bool) -> None:
+    if result.ok and not show_valid:
+        return
+    console.print(result_line(result), highlight=False)
+    if result.verdict == "valid":
+        return
+    indent = "    "
+    where = (
+        f"{result.location}: "
+        if result.verdict == "unreadable" and result.location not in (None, result.id)
+        else ""
+    )
+    console.print(indent + _esc(where + result.message), highlight=False)
+    if result.verdict == "invalid":
+        if result.clause:
+            where = f"  ({_esc(result.location)})" if result.location else ""
+            console.print(f"{indent}[dim]clause:[/dim] {_esc(result.clause)}{where}", highlight=False)
+        for key, value in list(result.values.items())[:8]:
+            shown = json.dumps(value, ensure_ascii=False, default=str)
+            if len(shown) > 100:
+                shown = shown[:97] + "..."
+            console.print(f"{indent}[dim]{_esc(key)} =[/dim] {_esc(shown)}", highlight=False)
+    if result.witness:
+        shown = json.dumps(result.to_json()["witness"], ensure_ascii=False)
+        console.print(f"{indent}[dim]witness:[/dim] {_esc(shown[:300])}", highlight=False)
+    if result.core:
+        for item in result.core[:8]:
+            console.print(f"{indent}[dim]core:[/dim] {_esc(json.dumps(item, default=str))}", highlight=False)
+
+
+def summary_table(summary: Summary) -> Any:
+    """The counts as a rich table."""
+    from rich.table import Table
+
+    table = Table(title="verification summary", show_header=True, header_style="bold")
+    table.add_column("verdict")
+    table.add_column("trajectories", justify="right")
+    for verdict in VERDICTS:
+        count = summary.counts[verdict]
+        if count or verdict in ("valid", "invalid"):
+            style = _STYLE.get(verdict, "white")
+            table.add_row(f"[{style}]{verdict}[/{style}]", str(count))
+        if verdict == "invalid":
+            for kind, n in sorted(summary.kinds.items()):
+                table.add_row(f"  [dim]{kind}[/dim]", str(n))
+    table.add_row("[bold]total[/bold]", str(summary.total))
+    rate = summary.steps / summary.seconds if summary.seconds > 0 else 0.0
+    table.caption = f"{summary.steps} steps in {summary.seconds:.2f} s ({rate:,.0f} steps/s)"
+    return table
+
+
+__all__ = [
+    "FORMATS",
+    "Summary",
+    "json_document",
+    "result_line",
+    "summary_table",
+    "tally",
+    "write_json",
+    "write_junit",
+    "write_text",
+    "xml_text",
+]
