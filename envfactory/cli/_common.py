@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
-from typing import Any
+from collections.abc import Iterable, Iterator
+from typing import IO, Any
 
 import click
+
+from envfactory.contracts.errors import UsageError
 
 EXIT_OK = 0
 EXIT_FINDING = 1
@@ -61,3 +65,29 @@ def contract_options(command: Any) -> Any:
         default=None,
         help="Native state/clauses file joined to a tool list or OpenAPI document.",
     )(command)
+
+
+@contextlib.contextmanager
+def output_stream(out: str) -> Iterator[IO[bytes]]:
+    """The binary stream a command writes its trajectory file to: ``-`` is standard output."""
+    if out == "-":
+        yield sys.stdout.buffer
+        sys.stdout.buffer.flush()
+        return
+    try:
+        stream = open(out, "wb")  # noqa: SIM115 - closed below, after the caller's writes
+    except OSError as err:
+        raise UsageError(f"cannot write {out}: {err.strerror or err}") from None
+    with stream:
+        yield stream
+
+
+def write_trajectory_file(out: str | None, trajectories: Iterable[Any]) -> None:
+    """Write trajectories as JSON Lines to ``out`` (``-``: standard output; None: nowhere)."""
+    if out is None:
+        return
+    from envfactory.trajectory import dumps_trajectory
+
+    with output_stream(out) as stream:
+        for traj in trajectories:
+            stream.write(dumps_trajectory(traj) + b"\n")

@@ -7,14 +7,13 @@ depends only on ``--seed`` and ``i``, so ``--jobs`` and ``--engine ray`` write t
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
 import click
 
-from envfactory.cli._common import EXIT_OK, console, contract_options, safe_text
+from envfactory.cli._common import EXIT_OK, console, contract_options, output_stream, safe_text
 from envfactory.contracts.loader import load
 from envfactory.errors import UsageError
 from envfactory.statemachine.walk import LoadSpec, ProcessWalks, RayWalks, generate
@@ -65,8 +64,7 @@ def command(
         runner = ProcessWalks(spec, jobs)
     err = console(stderr=True)
     try:
-        stream: IO[bytes] = sys.stdout.buffer if out == "-" else open(out, "wb")  # noqa: SIM115
-        try:
+        with output_stream(out) as stream:
             stats = _write(
                 stream,
                 lambda progress: generate(
@@ -81,9 +79,6 @@ def command(
                 count,
                 err,
             )
-        finally:
-            if out != "-":
-                stream.close()
     finally:
         if runner is not None:
             runner.close()

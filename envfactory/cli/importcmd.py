@@ -10,13 +10,11 @@ could not be read.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
-from typing import IO
 
 import click
 
-from envfactory.cli._common import EXIT_FINDING, EXIT_OK, EXIT_USAGE, report_error, safe_text
+from envfactory.cli._common import EXIT_FINDING, EXIT_OK, EXIT_USAGE, output_stream, report_error, safe_text
 from envfactory.errors import TrajectoryError, UsageError
 from envfactory.importers import FORMATS, broken_arguments, read
 from envfactory.trajectory import dumps_trajectory
@@ -59,8 +57,7 @@ def command(fmt: str, file: str, out: str, functions: tuple[str, ...], questions
         raise UsageError("the output file is the input file; write to another file")
     items = read(fmt, file, functions=functions, questions=questions)
     written = errors = findings = 0
-    stream: IO[bytes] = sys.stdout.buffer if out == "-" else open(out, "wb")  # noqa: SIM115
-    try:
+    with output_stream(out) as stream:
         for item in items:
             if isinstance(item, TrajectoryError):
                 errors += 1
@@ -75,11 +72,6 @@ def command(fmt: str, file: str, out: str, functions: tuple[str, ...], questions
                 )
             stream.write(dumps_trajectory(item) + b"\n")
             written += 1
-    finally:
-        if out == "-":
-            stream.flush()
-        else:
-            stream.close()
     noun = "trajectory" if written == 1 else "trajectories"
     summary = f"imported {written} {noun}, {findings} broken call{'' if findings == 1 else 's'}"
     summary += f", {errors} error{'' if errors == 1 else 's'}"

@@ -19,6 +19,7 @@ from envfactory.cli._common import (
     contract_options,
     report_error,
     safe_text,
+    write_trajectory_file,
 )
 from envfactory.contracts import load
 
@@ -52,10 +53,8 @@ def command(
     closed_world: bool,
 ) -> int:
     """Plan the shortest sequence of calls from the initial state to a state where GOAL holds."""
-    import sys
 
     from envfactory.solver.bmc import plan
-    from envfactory.trajectory import dumps_jsonl, write_trajectories
 
     loaded = load(contract, with_state=with_state, closed_world=closed_world)
     with console(stderr=True).status("planning: depth 0") as status:
@@ -76,10 +75,7 @@ def command(
         report_error(f"undecided: {result.reason or 'the solver gave up'}")
         return EXIT_UNDECIDED
     traj = result.trajectory
-    if out == "-":
-        sys.stdout.write(dumps_jsonl([traj]))
-    elif out is not None:
-        write_trajectories(out, [traj])
+    write_trajectory_file(out, [traj])
     steps = ", ".join(step.tool for step in traj.steps) or "(no calls: the goal holds initially)"
     where = f" -> {out}" if out not in (None, "-") else ""
     stdout.print(

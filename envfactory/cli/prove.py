@@ -8,7 +8,15 @@ from __future__ import annotations
 
 import click
 
-from envfactory.cli._common import EXIT_FINDING, EXIT_OK, EXIT_UNDECIDED, console, contract_options, safe_text
+from envfactory.cli._common import (
+    EXIT_FINDING,
+    EXIT_OK,
+    EXIT_UNDECIDED,
+    console,
+    contract_options,
+    safe_text,
+    write_trajectory_file,
+)
 from envfactory.contracts import load
 
 
@@ -47,10 +55,8 @@ def command(
     closed_world: bool,
 ) -> int:
     """Prove CONTRACT's invariants (or --invariant) by k-induction, or find the shortest counterexample."""
-    import sys
 
     from envfactory.solver.induction import prove
-    from envfactory.trajectory import dumps_jsonl, write_trajectories
 
     loaded = load(contract, with_state=with_state, closed_world=closed_world)
     with console(stderr=True).status("proving: k = 0") as status:
@@ -68,10 +74,7 @@ def command(
         return EXIT_OK
     if result.status == "violated" and result.counterexample is not None:
         traj = result.counterexample
-        if out == "-":
-            sys.stdout.write(dumps_jsonl([traj]))
-        elif out is not None:
-            write_trajectories(out, [traj])
+        write_trajectory_file(out, [traj])
         steps = ", ".join(step.tool for step in traj.steps) or "(the initial state)"
         where = f" -> {out}" if out not in (None, "-") else ""
         stdout.print(
