@@ -149,8 +149,8 @@ class _Compiler:
             if container.__class__ is persistent:
                 try:
                     record = container[k]
-                except KeyError:
-                    raise EvaluationError(f"{container_source} has no key {k!r}") from None
+                except (KeyError, TypeError):
+                    raise V.missing_key(container_source, k) from None
             else:
                 record = V.get_item(container, k, container_source)
             if record.__class__ is dict:
@@ -171,8 +171,8 @@ class _Compiler:
             if container.__class__ is V.PersistentMap:
                 try:
                     return container[k]
-                except KeyError:
-                    raise EvaluationError(f"{source} has no key {k!r}") from None
+                except (KeyError, TypeError):
+                    raise V.missing_key(source, k) from None
             return get_item(container, k, source)
 
         return index

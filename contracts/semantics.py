@@ -21,7 +21,7 @@ from envfactory.contracts.interpreter import explain
 from envfactory.contracts.model import Clause, Contract, Operation
 from envfactory.contracts.parser import Effect, target_as_expr
 from envfactory.contracts.printer import to_source
-from envfactory.contracts.values import FrozenMap
+from envfactory.contracts.values import FrozenMap, missing_key
 
 CHECK_KINDS = (
     "unknown_tool",
@@ -224,6 +224,8 @@ def _write(state: FrozenMap, ce: _CompiledEffect, key: Any, value: Any) -> Froze
         raise EvaluationError(f"state variable {var!r} has no value") from None
     if not isinstance(collection, FrozenMap):
         raise EvaluationError(f"{var} is not a collection")
+    if isinstance(key, Mapping | list):
+        raise missing_key(var, key)
     if ce.delete:
         if key not in collection:
             raise EvaluationError(f"del {var}[{key!r}]: there is no such key")

@@ -126,12 +126,19 @@ def get_field(value: Any, name: str, source: str) -> Any:
     raise EvaluationError(f"{source} is {type_name(value)}, which has no field {name!r}")
 
 
+def missing_key(source: str, key: Any) -> EvaluationError:
+    """The error for ``c[k]`` where ``k`` is not a key of ``c`` (or cannot be one at all)."""
+    if isinstance(key, Mapping | list):  # unhashable: a loose input schema let a record through
+        return EvaluationError(f"{source} is keyed by integers or strings, not by a {type_name(key)}")
+    return EvaluationError(f"{source} has no key {key!r}")
+
+
 def get_item(value: Any, key: Any, source: str) -> Any:
     if isinstance(value, FrozenMap):
         try:
             return value[key]
-        except KeyError:
-            raise EvaluationError(f"{source} has no key {key!r}") from None
+        except (KeyError, TypeError):
+            raise missing_key(source, key) from None
     if isinstance(value, list):
         if not isinstance(key, int) or isinstance(key, bool):
             raise EvaluationError(f"list {source} is indexed by integers, not {type_name(key)}")

@@ -256,3 +256,20 @@ def test_json_rpc_tools_list_is_a_tool_contract(tmp_path: Path) -> None:
     }
     path = write(tmp_path, json.dumps(doc), name="tools.json")
     assert "ping" in envfactory.load(path).operations
+
+
+def test_unhashable_keys_are_evaluation_failures_not_crashes(tmp_path: Path) -> None:
+    from envfactory.contracts import Machine
+
+    loose = SMALL.replace(
+        'input: {$ref: "#/schemas/Item"}', "input: {type: object, properties: {id: {}, name: {type: string}}}"
+    )
+    contract = envfactory.load(write(tmp_path, loose))
+    machine = Machine(contract)
+    state = machine.initial_state()
+    add = contract.operations["add"]
+    for bad in ({"a": 1}, [1, 2]):
+        value = {"id": bad, "name": "x"}
+        assert machine.check_requires(state, add, value) is None  # `not (k in items)` holds
+        failure = machine.effect_failure(state, add, value, None)
+        assert "keyed by integers or strings" in failure.message
