@@ -122,6 +122,30 @@ def _plain(v: SVal) -> Any:
     return v.value if isinstance(v, Py) else None
 
 
+_FREE: dict[int, tuple[ir.Expr, frozenset[str]]] = {}
+"""``ir.free_names`` of every node seen, by identity (IR nodes are immutable and shared by every
+call on a contract); cleared when it grows past ``_MAX_FREE`` entries."""
+_MAX_FREE = 200_000
+
+
+def free_of(node: ir.Expr) -> frozenset[str]:
+    """``ir.free_names(node)``, remembered for the node and every node below it."""
+    entry = _FREE.get(id(node))
+    if entry is not None and entry[0] is node:
+        return entry[1]
+    if isinstance(node, ir.Name):
+        names = frozenset({node.id})
+    elif isinstance(node, ir.Quant):
+        inner = free_of(node.body) | (free_of(node.cond) if node.cond is not None else frozenset())
+        names = free_of(node.domain) | (inner - {node.var})
+    else:
+        names = frozenset().union(*(free_of(child) for child in ir.children(node)))
+    if len(_FREE) >= _MAX_FREE:
+        _FREE.clear()
+    _FREE[id(node)] = (node, names)
+    return names
+
+
 class Tracker:
     """What an encoding leaned on: approximations (so an ``unsat`` may not be trusted) and the key
     terms read from open-world collections (so that the next pass can give them initial slots)."""
@@ -180,7 +204,6 @@ class Encoder:
         self.budget = budget
         self.deadline = deadline  # time.monotonic() after which encoding stops (``Budget``)
         self._bound: list[tuple[Map, Slot]] = []  # (collection, slot) a quantifier is visiting
-        self._free_names: dict[int, tuple[ir.Expr, frozenset[str]]] = {}
         self._interpreter = Interpreter()
         self._dispatch: dict[type[ir.Expr], Callable[[Any, SymEnv], Encoded]] = {
             t: getattr(self, "_" + t.__name__) for t in ir.NODE_TYPES if hasattr(self, "_" + t.__name__)
@@ -202,16 +225,9 @@ class Encoder:
 
     # -- known values: the concrete interpreter ---------------------------------------------------
 
-    def _free(self, node: ir.Expr) -> frozenset[str]:
-        entry = self._free_names.get(id(node))
-        if entry is None or entry[0] is not node:
-            entry = (node, ir.free_names(node))
-            self._free_names[id(node)] = entry
-        return entry[1]
-
     def _known(self, node: ir.Expr, env: SymEnv) -> bool:
         """Whether every name the expression reads is bound to a known (``Py``) value."""
-        for name in self._free(node):
+        for name in free_of(node):
             if name in env.locals:
                 value = env.locals[name]
             elif name == "input":

@@ -5,7 +5,11 @@ Unknowns are ``{"$var": name}`` holes (same name, same value), steps without a r
 (open-world contracts: any key the trajectory touches may have existed before step 0).
 
 ``decide`` encodes every check of every step (``solver.encode``, ``solver.schema``,
-``solver.effects``) as a constraint guarded by its own assumption literal on ONE solver, then:
+``solver.effects``) as a constraint. A first pass asserts them all outright on a preprocessing
+solver (``_quick``: substituting the equalities that pin most unknowns down costs far less than
+solving under assumptions) and takes its ``sat`` when the completion verifies. Otherwise each
+check is guarded by its own assumption literal on ONE tracked solver, which decides as if the
+first pass had not run:
 
 * ``feasible``: the model gives the witness (holes, outputs, initial state, assumptions), and the
   completed trajectory is re-run through the concrete ``Machine``; a completion that does not
@@ -27,7 +31,6 @@ from typing import Any
 import attrs
 import z3
 
-from envfactory.contracts import ir
 from envfactory.contracts import values as V
 from envfactory.contracts.errors import EnvfactoryError, EvaluationError
 from envfactory.contracts.evaluator import Env
@@ -36,7 +39,7 @@ from envfactory.contracts.parser import Effect
 from envfactory.contracts.semantics import Failure, Machine
 from envfactory.contracts.state import coerce_key
 from envfactory.solver.effects import apply_effects
-from envfactory.solver.encode import Encoder, SymEnv, Tracker, holds
+from envfactory.solver.encode import Encoder, SymEnv, Tracker, free_of, holds
 from envfactory.solver.schema import Schemas
 from envfactory.solver.symbolic import (
     NULL,
@@ -59,6 +62,11 @@ from envfactory.solver.symbolic import (
 )
 from envfactory.trajectory import Hole, Step, Trajectory, iter_holes
 
+_QUICK = z3.Then("simplify", "propagate-values", "solve-eqs", "smt")
+"""The solver of the first, untracked pass: cheap preprocessing, then the SMT core."""
+QUICK_SHARE = 0.25
+"""The part of the time and resource limits the untracked first pass may spend, so that the
+tracked solver still gets its own full resource limit and most of the time."""
 RLIMIT_PER_SECOND = 20_000_000
 """Z3 resource units allowed per second of ``timeout``: the deterministic twin of the time-out."""
 MAX_HOLES = 5_000
@@ -151,7 +159,7 @@ class _Encoding:
 def _needs_output(op: Operation) -> bool:
     """Whether an unrecorded output matters: the ensures or the effects read it (as in verify)."""
     for clause in op.ensures:
-        if "output" in ir.free_names(clause.expr):
+        if "output" in free_of(clause.expr):
             return True
     return op.reads_output
 
@@ -383,7 +391,7 @@ class _Decider:
                 return state
         inv_env = SymEnv(post)
         for clause in self.contract.invariants:
-            reads = tuple(id(post.get(v)) for v in sorted(ir.free_names(clause.expr)) if v in post)
+            reads = tuple(id(post.get(v)) for v in sorted(free_of(clause.expr)) if v in post)
             if enc.checked.get(id(clause)) == reads:
                 continue  # the same values were checked at an earlier step (objects are immutable)
             enc.checked[id(clause)] = reads
@@ -465,6 +473,9 @@ class _Decider:
 
     def run(self) -> SymbolicVerdict:
         enc = self.build()
+        quick = self._quick(enc)
+        if quick is not None:
+            return quick
         s = self.solver()
         for h in enc.hard:
             if h is not True:
@@ -488,6 +499,38 @@ class _Decider:
                 return self._concrete(stop, enc, s.model())
             return self._feasible(enc, s.model())
         return self._infeasible(s, enc, lits, by_lit)
+
+    def _quick(self, enc: _Encoding) -> SymbolicVerdict | None:
+        """The common case first: every check asserted outright (no assumption literals), so the
+        solver's preprocessing may substitute the equalities that pin most unknowns down. A
+        ``sat`` whose completion verifies concretely is the answer; anything else (``unsat``, a
+        limit, a completion that does not verify) goes to the tracked solver, which decides as
+        if this pass had not run, so verdicts and cores do not depend on it."""
+        stop = enc.stop
+        terms = [h for h in enc.hard if h is not True]
+        for item in enc.tracked:
+            if stop is not None and (item.step > stop.step or item is stop.tracked):
+                break  # the checks of the stopping step before the one that fails are kept, so
+                # that the completion replays up to that check
+            terms.append(item.term)
+        if any(t is False for t in terms):
+            return None
+        s = _QUICK.solver()
+        s.set("rlimit", int(self.timeout * RLIMIT_PER_SECOND * QUICK_SHARE))
+        remaining = (self.deadline - time.monotonic()) * QUICK_SHARE
+        if remaining <= 0:
+            return None
+        s.set("timeout", max(int(remaining * 1000), 1))
+        try:
+            if terms:
+                s.add(to_z3(and_(*terms)))
+            if s.check() != z3.sat:
+                return None
+            model = s.model()
+        except z3.Z3Exception:
+            return None
+        verdict = self._concrete(stop, enc, model) if stop is not None else self._feasible(enc, model)
+        return None if verdict.verdict == "unknown" else verdict
 
     def _unknown(self, s: z3.Solver) -> SymbolicVerdict:
         reason = s.reason_unknown() or "unknown"

@@ -65,10 +65,29 @@ def real_val(value: float | int | Fraction) -> Any:
     return z3.RealVal(f"{frac.numerator}/{frac.denominator}")
 
 
+_CONSTANTS: dict[tuple[type, Any], Any] = {}
+"""Z3 values of small Python constants, made once (the wrappers cost more than the terms)."""
+_MAX_CONSTANTS = 4096
+
+
 def to_z3(t: Term) -> Any:
     """A term as a Z3 expression (constants become Z3 values of their sort)."""
     if isinstance(t, z3.ExprRef):
         return t
+    key = (type(t), t)
+    try:
+        hit = _CONSTANTS.get(key)
+    except TypeError:  # unhashable: not a constant this module makes terms of
+        hit = None
+    if hit is not None:
+        return hit
+    made = _to_z3(t)
+    if len(_CONSTANTS) < _MAX_CONSTANTS and not (isinstance(t, str) and len(t) > 64):
+        _CONSTANTS[key] = made
+    return made
+
+
+def _to_z3(t: Term) -> Any:
     if isinstance(t, bool):
         return z3.BoolVal(t)
     if isinstance(t, int):
@@ -155,10 +174,33 @@ def ite(c: Term, a: Term, b: Term) -> Term:
     if a is False and b is True:
         return not_(c)
     x, y = to_z3(a), to_z3(b)
-    if isinstance(x, z3.BoolRef) and isinstance(y, z3.BoolRef):
+    cls = _same_sort(x, y)
+    if cls is not None:
         ctx = c.ctx
-        return z3.BoolRef(z3.Z3_mk_ite(ctx.ref(), c.as_ast(), x.as_ast(), y.as_ast()), ctx)
+        return cls(z3.Z3_mk_ite(ctx.ref(), c.as_ast(), x.as_ast(), y.as_ast()), ctx)
     return z3.If(c, x, y)  # z3 coerces Int to Real where the branches differ
+
+
+_WRAPPER = {
+    z3.BoolRef: z3.BoolRef,
+    z3.ArithRef: z3.ArithRef,
+    z3.IntNumRef: z3.ArithRef,
+    z3.RatNumRef: z3.ArithRef,
+    z3.SeqRef: z3.SeqRef,
+}
+
+
+def _same_sort(x: Any, y: Any) -> Any:
+    """The wrapper class of a term over the common sort of ``x`` and ``y``, or None when the
+    sorts differ or are not plain ones (then z3's own coercing wrappers take over)."""
+    cls = _WRAPPER.get(type(x))
+    if cls is None or cls is not _WRAPPER.get(type(y)):
+        return None
+    if cls is not z3.BoolRef:
+        ref = x.ctx_ref()
+        if z3.Z3_get_sort(ref, x.as_ast()).value != z3.Z3_get_sort(ref, y.as_ast()).value:
+            return None
+    return cls
 
 
 def eq(a: Term, b: Term) -> Term:
@@ -169,7 +211,16 @@ def eq(a: Term, b: Term) -> Term:
         return True
     if not is_sym(a):
         a, b = b, a
-    return a == (to_z3(b) if isinstance(b, float | str) else b)  # z3 coerces ints and Int/Real
+    if not isinstance(b, z3.ExprRef):
+        b = to_z3(b) if isinstance(b, float | str) else b
+        if not isinstance(b, z3.ExprRef) and isinstance(b, int) and not isinstance(b, bool):
+            y = to_z3(b)
+            if _same_sort(a, y) is not None:
+                b = y
+    if isinstance(b, z3.ExprRef) and _same_sort(a, b) is not None:
+        ctx = a.ctx
+        return z3.BoolRef(z3.Z3_mk_eq(ctx.ref(), a.as_ast(), b.as_ast()), ctx)
+    return a == b  # z3 coerces ints and Int/Real
 
 
 def arith(op: str, a: Term, b: Term) -> Term:
