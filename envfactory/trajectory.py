@@ -584,7 +584,10 @@ def _maybe_deep(data: bytes) -> bool:
     return bool(brackets)
 
 
-def _parse_line(data: bytes, file: str, line: int, stem: str) -> Trajectory | TrajectoryError | None:
+def parse_line(data: bytes, file: str, line: int, stem: str) -> Trajectory | TrajectoryError | None:
+    """One JSON Lines line of ``file`` (numbered ``line``; ``stem`` names trajectories without an
+    id): the trajectory, its error, or None for a blank line. For readers that split files
+    themselves (``envfactory.parallel`` hands byte ranges to workers)."""
     try:
         obj = orjson.loads(data)
     except orjson.JSONDecodeError as err:
@@ -887,7 +890,7 @@ def _lines_of(data: bytes, name: str) -> Iterator[Trajectory | TrajectoryError]:
         if len(line) > MAX_LINE_BYTES:
             yield TrajectoryError(f"line longer than {MAX_LINE_BYTES >> 20} MiB", Location(name, number))
             continue
-        parsed = _parse_line(line, name, number, stem)
+        parsed = parse_line(line, name, number, stem)
         if parsed is not None:
             yield parsed
 
@@ -899,7 +902,7 @@ def _read_lines(path: Path | str) -> Iterator[Trajectory | TrajectoryError]:
         if isinstance(item, TrajectoryError):
             yield item
             continue
-        parsed = _parse_line(item[1], name, item[0], stem)
+        parsed = parse_line(item[1], name, item[0], stem)
         if parsed is not None:
             yield parsed
 
@@ -1098,6 +1101,7 @@ __all__ = [
     "dumps_trajectory",
     "iter_holes",
     "parse_json_value",
+    "parse_line",
     "parse_trajectory",
     "read_trajectories",
     "read_trajectories_text",

@@ -6,27 +6,45 @@ output_schema, postcondition, invariant) with compiled closures and compiled sch
 Only trajectories that hold unknown values (holes, outputs that later checks read, an unknown
 open-world initial state) go to Z3 (``envfactory.solver.feasibility.decide``), imported lazily so
 that concrete verification never pays for it. A failure is explained in one sentence that names
-the concrete state locations it read and the step that last wrote them (``_explain``).
+the concrete state locations it read and the step that last wrote them (``explain_failure``).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from typing import Any, NoReturn
 
 import attrs
 import orjson
 
+from envfactory._explain import explain_failure, explain_initial
+from envfactory._fastpath import (
+    NO_OUTPUT,
+    SCHEMA_TRIPS,
+    UNDEFINED,
+    Invariant,
+    Plan,
+    Write,
+    apply_effects,
+    broken_invariant,
+    complete_output,
+    failing,
+    holds,
+    per_key_probe,
+    raw_test,
+)
 from envfactory.contracts import ir
 from envfactory.contracts.errors import EnvfactoryError, EvaluationError, SolverError, TrajectoryError
-from envfactory.contracts.evaluator import Env, compile_expr
+from envfactory.contracts.evaluator import Env
 from envfactory.contracts.model import Clause, Contract, Operation
-from envfactory.contracts.parser import Effect
 from envfactory.contracts.semantics import Failure, Machine
 from envfactory.contracts.values import FrozenMap
-from envfactory.contracts.values import to_json as value_to_json
+from envfactory.importers import BROKEN_ARGUMENTS
 from envfactory.trajectory import Step, Trajectory
+
+_apply = apply_effects
+"""The one-copy effects under their former name (tests compare them with ``Machine.apply``)."""
 
 VERDICTS = ("valid", "invalid", "feasible", "unknown", "unreadable")
 RESULT_FIELDS = (
@@ -42,8 +60,6 @@ RESULT_FIELDS = (
     "witness",
     "core",
 )
-INVALID_ARGUMENTS = "invalid_arguments"
-"""Step ``meta`` key set by the importers when an agent's arguments could not be decoded."""
 
 
 @attrs.frozen(slots=True)
@@ -150,107 +166,8 @@ class _Broken(Exception):
         self.failure = failure
 
 
-@attrs.frozen(slots=True)
-class _Plan:
-    """Per operation, what the hot loop needs, computed once."""
-
-    op: Operation
-    requires: tuple[Clause, ...]
-    ensures: tuple[Clause, ...]
-    output_ensures: tuple[Clause, ...]  # the ensures that read ``output``
-    has_effects: bool
-    reads_output: bool
-    writes: tuple[str, ...]
-    effects: tuple[_Write, ...]
-    whole_writes: frozenset[str]  # variables an effect replaces whole
-    invariants: tuple[_Invariant, ...]  # the invariants that read a variable this operation writes
-
-
 _STATELESS = frozenset({"unknown_tool", "input_schema", "output_schema"})
 """Check kinds that read no state: their failures stand even when the initial state is unknown."""
-
-_CHANGED = "\x00changed"
-"""A state name no contract can declare: the keys a step wrote, for incremental invariants."""
-
-
-@attrs.frozen(slots=True)
-class _Invariant:
-    """An invariant, the state it reads, and for ``all(body for k in c)`` whose body reads ``c``
-    only at ``c[k]``: ``(c, the same quantifier compiled over the written keys)``."""
-
-    clause: Clause
-    reads: frozenset[str]
-    per_key: tuple[str, Any] | None
-
-
-class _Write:
-    """One effect compiled for ``_apply``: the target's variable, key and fields, and the value."""
-
-    __slots__ = ("fields", "key", "value", "var")
-
-    def __init__(self, var: str, key: Any, fields: tuple[str, ...], value: Any) -> None:
-        self.var = var
-        self.key = key
-        self.fields = fields
-        self.value = value  # None: ``del``
-
-    @classmethod
-    def of(cls, effect: Effect) -> _Write:
-        target = effect.target
-        key = compile_expr(target.key) if target.key is not None else None
-        value = compile_expr(effect.value) if effect.value is not None else None
-        return cls(target.var, key, target.fields, value)
-
-
-def _apply(
-    writes: tuple[_Write, ...], state: FrozenMap, env: Env, keyed: list[tuple[str, Any]] | None = None
-) -> FrozenMap:
-    """``Machine.apply`` with one copy of the state and of each written collection per step.
-
-    Every key and value is evaluated on the pre-state first (effects are simultaneous), then
-    written in order into fresh copies; raises ``EvaluationError`` exactly where ``Machine.apply``
-    does (the caller asks ``Machine.effect_failure`` for the explanation). ``keyed`` collects the
-    ``(collection, key)`` pairs written, for incremental invariant checks.
-    """
-    planned = [
-        (w, w.key(env) if w.key is not None else None, w.value(env) if w.value is not None else None)
-        for w in writes
-    ]
-    setitem = dict.__setitem__
-    new = FrozenMap(state)
-    fresh: dict[str, FrozenMap] = {}
-    for w, key, value in planned:
-        var = w.var
-        if w.key is None:
-            setitem(new, var, value)
-            fresh.pop(var, None)
-            continue
-        if key.__class__ is not str and key.__class__ is not int and not _is_key(key):
-            raise EvaluationError(f"{var} is keyed by scalars, but the key is {_kind(key)}")
-        if keyed is not None:
-            keyed.append((var, key))
-        collection = fresh.get(var)
-        if collection is None:
-            try:
-                current = new[var]
-            except KeyError:
-                raise EvaluationError(f"state variable {var!r} has no value") from None
-            if not isinstance(current, FrozenMap):
-                raise EvaluationError(f"{var} is not a collection")
-            collection = FrozenMap(current)
-            fresh[var] = collection
-            setitem(new, var, collection)
-        if w.value is None:
-            if key not in collection:
-                raise EvaluationError(f"del {var}[{key!r}]: there is no such key")
-            dict.__delitem__(collection, key)
-        elif w.fields:
-            if key not in collection:
-                raise EvaluationError(f"{var} has no key {key!r}")
-            setitem(collection, key, _set_fields(collection[key], w.fields, value))
-        else:
-            setitem(collection, key, value)
-    return new
 
 
 def _effect_failure(
@@ -269,56 +186,6 @@ def _effect_failure(
         )
 
 
-def _is_key(key: Any) -> bool:
-    return key is None or isinstance(key, str | int | float | bool)
-
-
-def _kind(value: Any) -> str:
-    return (
-        "a list"
-        if isinstance(value, list)
-        else "a record"
-        if isinstance(value, dict)
-        else type(value).__name__
-    )
-
-
-def _set_fields(record: Any, fields: tuple[str, ...], value: Any) -> Any:
-    if not isinstance(record, dict):
-        raise EvaluationError(f"not a record, so .{fields[0]} cannot be set")
-    updated = dict(record)
-    head = fields[0]
-    updated[head] = _set_fields(record.get(head), fields[1:], value) if len(fields) > 1 else value
-    return updated
-
-
-def _per_key(clause: Clause) -> tuple[str, Any] | None:
-    node = clause.expr
-    if not (
-        isinstance(node, ir.Quant)
-        and node.kind == "all"
-        and node.cond is None
-        and isinstance(node.domain, ir.Name)
-        and ir.free_names(node) == {node.domain.id}
-    ):
-        return None
-    coll, var = node.domain.id, node.var
-    uses = [n for n in ir.walk(node.body) if isinstance(n, ir.Name) and n.id == coll]
-    indexed = [
-        n
-        for n in ir.walk(node.body)
-        if isinstance(n, ir.Index)
-        and isinstance(n.obj, ir.Name)
-        and n.obj.id == coll
-        and isinstance(n.key, ir.Name)
-        and n.key.id == var
-    ]
-    if len(uses) != len(indexed) or any(isinstance(n, ir.Quant) for n in ir.walk(node.body)):
-        return None
-    probe = ir.Quant("all", var, ir.Name(_CHANGED), node.body)
-    return coll, compile_expr(probe)
-
-
 def _reads_output(clause: Clause) -> bool:
     return "output" in ir.free_names(clause.expr)
 
@@ -333,12 +200,12 @@ class Verifier:
         self.machine = Machine(contract)
         self._initial: FrozenMap | None = None
         self._initial_ok = False
-        self.invariants: tuple[_Invariant, ...] = tuple(
-            _Invariant(c, ir.free_names(c.expr) & frozenset(contract.state), _per_key(c))
+        self.invariants: tuple[Invariant, ...] = tuple(
+            Invariant(c, ir.free_names(c.expr) & frozenset(contract.state), per_key_probe(c))
             for c in contract.invariants
         )
-        self.plans: dict[str, _Plan] = {
-            name: _Plan(
+        self.plans: dict[str, Plan] = {
+            name: Plan(
                 op=op,
                 requires=tuple(op.requires),
                 ensures=tuple(op.ensures),
@@ -346,9 +213,13 @@ class Verifier:
                 has_effects=bool(op.effects),
                 reads_output=op.reads_output,
                 writes=tuple(sorted(op.writes)),
-                effects=tuple(_Write.of(e) for e in op.effects),
+                effects=tuple(Write.of(e) for e in op.effects),
                 whole_writes=frozenset(e.target.var for e in op.effects if e.target.key is None),
                 invariants=tuple(i for i in self.invariants if not i.reads.isdisjoint(op.writes)),
+                requires_fns=tuple(c.fn for c in op.requires),
+                ensures_fns=tuple(c.fn for c in op.ensures),
+                input_valid=raw_test(op.input_validator),
+                output_valid=raw_test(op.output_validator),
             )
             for name, op in contract.operations.items()
         }
@@ -368,14 +239,29 @@ class Verifier:
                 verdict="unknown",
                 message=f"internal error while checking this trajectory ({type(err).__name__}: {err}); please report it",
             )
-        return attrs.evolve(
-            result,
-            seconds=time.perf_counter() - start,
-            steps=len(traj.steps),
-            source=str(traj.source),
+        seconds = time.perf_counter() - start
+        if result is None:  # valid: the common case, built once
+            return Result(traj.id, "valid", seconds=seconds, steps=len(traj.steps), source=str(traj.source))
+        r = result  # positional copy: attrs.evolve costs more than the check of a short trajectory
+        return Result(
+            r.id,
+            r.verdict,
+            r.step,
+            r.kind,
+            r.operation,
+            r.clause,
+            r.location,
+            r.message,
+            r.values,
+            r.witness,
+            r.core,
+            seconds,
+            len(traj.steps),
+            str(traj.source),
         )
 
-    def _check(self, traj: Trajectory) -> Result:
+    def _check(self, traj: Trajectory) -> Result | None:
+        """The result, or None for a valid trajectory."""
         holes = _may_hold_holes(traj)
         if holes and _initial_has_holes(traj):
             return self._symbolic(traj, "the initial state holds unknown values")
@@ -414,7 +300,7 @@ class Verifier:
                 message=f"unknown outputs completed at step(s) {', '.join(str(i) for i in witness)}",
                 witness={"holes": {}, "outputs": witness, "initial": {}, "assumptions": []},
             )
-        return Result(id=traj.id, verdict="valid")
+        return None
 
     def _initial_failure(self, traj: Trajectory, state: FrozenMap) -> Result | None:
         """An invalid result when the initial state already breaks an invariant."""
@@ -422,18 +308,10 @@ class Verifier:
             return None
         env = Env(state)
         for inv in self.invariants:
-            if _holds(inv.clause, env):
+            if holds(inv.clause, env):
                 continue
-            from envfactory.contracts.interpreter import explain
-
             clause = inv.clause
-            values, reason = explain(clause.expr, env)
-            facts = [] if reason is None else [reason]
-            for leaf, bound in _leaves(clause.expr, Env(state)):
-                leaf_env = Env(state)
-                leaf_env.locals.update(bound)
-                facts.extend(_facts_of(leaf, leaf_env, {}, traj))
-            detail = "; ".join(dict.fromkeys(facts[:4])) or "it is false"
+            detail, values = explain_initial(clause, state, traj)
             return Result(
                 id=traj.id,
                 verdict="invalid",
@@ -443,7 +321,7 @@ class Verifier:
                 clause=clause.source,
                 location=str(clause.loc),
                 message=f"the initial state breaks invariant {clause.source}: {detail}",
-                values=_trim(values),
+                values=values,
             )
         if traj.initial is None:
             self._initial_ok = True
@@ -452,176 +330,166 @@ class Verifier:
     # -- the concrete run ---------------------------------------------------------------------------
 
     def _run(self, traj: Trajectory, state: FrozenMap, holes: bool) -> dict[int, Any]:
-        """Run every step concretely; raise ``_Broken`` or ``_Symbolic``; return synthesized outputs."""
+        """Run every step concretely; raise ``_Broken`` or ``_Symbolic``; return synthesized outputs.
+
+        The hot loop: the common case of each check is inline, every failure goes to a helper.
+        """
         plans = self.plans
-        machine = self.machine
         allow_rejected = self.allow_rejected
         completed: dict[int, Any] = {}
         env = Env(state)
-        for index, step in enumerate(traj.steps):
+        index = -1
+        for step in traj.steps:
+            index += 1
             plan = plans.get(step.tool)
             if plan is None:
-                failure = machine.check_tool(step.tool)
-                assert failure is not None
                 if allow_rejected and _is_4xx(step.status):
                     continue
+                failure = self.machine.check_tool(step.tool)
+                assert failure is not None
                 raise _Broken(index, None, failure)
-            op = plan.op
             value = step.input
             if holes and step.has_holes:
                 raise _Symbolic(f"step {index} ({step.tool}) holds unknown values")
-            validator = op.input_validator
-            if (validator is not None and not validator.is_valid(value)) or (
-                step.meta is not None and INVALID_ARGUMENTS in step.meta
-            ):
-                failure = machine.check_input(op, value) or Failure(
-                    "input_schema", f"{op.name}: input is invalid"
-                )
-                failure = _with_argument_reason(failure, step)
+            test = plan.input_valid
+            valid: Any = True
+            if test is not None:
+                try:
+                    valid = test(value)
+                except SCHEMA_TRIPS:
+                    valid = False
+            if not valid or (step.meta is not None and BROKEN_ARGUMENTS in step.meta):
                 if allow_rejected and _is_4xx(step.status):
                     continue
-                raise _Broken(index, op, failure)
+                raise _Broken(index, plan.op, self._input_failure(plan.op, step))
             env.state = state
             env.input = value
             env.output = None
-            for clause in plan.requires:
+            rejected = False
+            for fn in plan.requires_fns:
                 try:
-                    if clause.fn(env) is True:
+                    if fn(env) is True:
                         continue
-                except _UNDEFINED:
+                except UNDEFINED:
                     pass
-                failing = _failing(plan.requires, env)
-                failure = _explained(
-                    machine.check_requires,
-                    (state, op, value),
-                    Failure(
-                        "precondition",
-                        f"{op.name} requires {failing[0].source}, but it is undefined here",
-                        clause=failing[0],
-                    ),
-                )
-                if allow_rejected and _rejection_matches(step.status, failing):
-                    break
-                raise _Broken(index, op, _rejection_note(failure, step, failing, allow_rejected))
+                self._forbidden(index, step, plan, state, env)  # raises unless a rejection
+                rejected = True
+                break
+            if rejected:
+                continue
+            # the call is permitted: effects, status, output, ensures, invariants
+            has_output = step.has_output
+            output = step.output if has_output else None
+            if plan.reads_output and not has_output:
+                raise _Symbolic(f"step {index} ({step.tool}) has no recorded output, and its effects read it")
+            keyed: list[tuple[str, Any]] = []
+            if plan.has_effects:
+                env.output = output
+                try:
+                    post = apply_effects(plan.effects, state, env, keyed)
+                except EvaluationError as err:
+                    if allow_rejected and _is_4xx(step.status):
+                        continue
+                    failure = _effect_failure(self.machine, state, plan.op, value, output, err)
+                    raise _Broken(index, plan.op, failure) from None
             else:
-                state = self._after(index, step, plan, state, env, completed)
+                post = state
+            status = step.status
+            if status is not None and status >= 400:
+                if status >= 500 and allow_rejected:
+                    continue  # the server failed: with --allow-rejected, a call that changed nothing
+                raise _Broken(index, plan.op, _unexpected_status(plan.op, status))
+            if has_output:
+                test = plan.output_valid
+                if test is not None:
+                    try:
+                        valid = test(output)
+                    except SCHEMA_TRIPS:
+                        valid = False
+                    if not valid:
+                        failure = self.machine.check_output(plan.op, output) or Failure(
+                            "output_schema", "bad output"
+                        )
+                        raise _Broken(index, plan.op, failure)
+            elif plan.output_ensures:
+                output = complete_output(plan, post, value)
+                if output is NO_OUTPUT:
+                    raise _Symbolic(
+                        f"step {index} ({step.tool}) has no recorded output, and its ensures constrain it"
+                    )
+                completed[index] = output
+            if plan.ensures_fns:
+                env.state = post
+                env.output = output
+                for i, fn in enumerate(plan.ensures_fns):
+                    try:
+                        if fn(env) is True:
+                            continue
+                    except UNDEFINED:
+                        pass
+                    self._broken_ensures(index, plan, plan.ensures[i], post, value, output)
+            if plan.invariants and post is not state:
+                inv = broken_invariant(plan, state, post, keyed, env)
+                if inv is not None:
+                    self._broken_invariant(index, plan, inv, post)
+            state = post
         return completed
 
-    def _after(
-        self, index: int, step: Step, plan: _Plan, state: FrozenMap, env: Env, completed: dict[int, Any]
-    ) -> FrozenMap:
-        """The rest of a permitted step: effects, output checks, invariants; the post-state."""
-        op = plan.op
-        machine = self.machine
-        value = step.input
-        has_output = step.has_output
-        output = step.output if has_output else None
-        if plan.reads_output and not has_output:
-            raise _Symbolic(f"step {index} ({step.tool}) has no recorded output, and its effects read it")
-        keyed: list[tuple[str, Any]] = []
-        if plan.has_effects:
-            try:
-                env.state = state
-                env.output = output
-                post = _apply(plan.effects, state, env, keyed)
-            except EvaluationError as err:
-                failure = _effect_failure(machine, state, op, value, output, err)
-                if self.allow_rejected and _is_4xx(step.status):
-                    return state
-                raise _Broken(index, op, failure) from None
-        else:
-            post = state
-        status = step.status
-        if status is not None and status >= 400:
-            if status >= 500 and self.allow_rejected:
-                return state  # the server failed: with --allow-rejected, a call that changed nothing
-            raise _Broken(
-                index,
-                op,
-                Failure(
-                    "postcondition",
-                    f"{op.name} is permitted here (every requires holds), so it must succeed, "
-                    f"but it was answered with status {status}",
-                ),
-            )
-        if has_output:
-            out_validator = op.output_validator
-            if out_validator is not None and not out_validator.is_valid(output):
-                failure = machine.check_output(op, output) or Failure("output_schema", "bad output")
-                raise _Broken(index, op, failure)
-        elif plan.output_ensures:
-            output = _complete_output(plan, post, value)
-            if output is _NO_OUTPUT:
-                raise _Symbolic(
-                    f"step {index} ({step.tool}) has no recorded output, and its ensures constrain it"
-                )
-            completed[index] = output
-        if plan.ensures:
-            env.state = post
-            env.output = output
-            for clause in plan.ensures:
-                try:
-                    if clause.fn(env) is True:
-                        continue
-                except _UNDEFINED:
-                    pass
-                failure = _explained(
-                    machine.check_ensures,
-                    (post, op, value, output),
-                    Failure(
-                        "postcondition",
-                        f"{op.name} ensures {clause.source}, but it is undefined here",
-                        clause=clause,
-                    ),
-                )
-                raise _Broken(index, op, failure)
-        if plan.invariants and post is not state:
-            env.output = output
-            self._check_invariants(index, plan, state, post, keyed)
-        return post
+    def _input_failure(self, op: Operation, step: Step) -> Failure:
+        failure = self.machine.check_input(op, step.input) or Failure(
+            "input_schema", f"{op.name}: input is invalid"
+        )
+        return _with_argument_reason(failure, step)
 
-    def _check_invariants(
-        self, index: int, plan: _Plan, pre: FrozenMap, post: FrozenMap, keyed: list[tuple[str, Any]]
-    ) -> None:
-        """Invariants after a step: only those reading a changed variable, and for ``all(...)``
-        over a collection only at the keys the step wrote. Sound because they held before the step
-        (the initial state is checked whole by ``_initial_failure``)."""
-        post_env: Env | None = None
-        for inv in plan.invariants:
-            for var in inv.reads:
-                if post.get(var) is not pre.get(var):
-                    break
-            else:
-                continue
-            if inv.per_key is not None:
-                coll, probe = inv.per_key
-                if coll not in plan.whole_writes:
-                    items = post.get(coll)
-                    if isinstance(items, FrozenMap):
-                        keys = [k for v, k in keyed if v == coll and k in items]
-                        try:
-                            if probe(Env({coll: items, _CHANGED: keys})) is True:
-                                continue
-                        except _UNDEFINED:
-                            pass
-            if post_env is None:
-                post_env = Env(post)
-            if not _holds(inv.clause, post_env):
-                failure = _explained(
-                    self.machine.check_invariants,
-                    (post,),
-                    Failure(
-                        "invariant", f"invariant {inv.clause.source} is undefined here", clause=inv.clause
-                    ),
-                )
-                raise _Broken(index, plan.op, failure)
+    def _forbidden(self, index: int, step: Step, plan: Plan, state: FrozenMap, env: Env) -> None:
+        """A requires is false: return when ``--allow-rejected`` counts the call as a rejection,
+        raise ``_Broken`` otherwise."""
+        op = plan.op
+        false = failing(plan.requires, env)
+        failure = _explained(
+            self.machine.check_requires,
+            (state, op, step.input),
+            Failure(
+                "precondition",
+                f"{op.name} requires {false[0].source}, but it is undefined here",
+                clause=false[0],
+            ),
+        )
+        if self.allow_rejected and _rejection_matches(step.status, false):
+            return
+        raise _Broken(index, op, _rejection_note(failure, step, false, self.allow_rejected))
+
+    def _broken_ensures(
+        self, index: int, plan: Plan, clause: Clause, post: FrozenMap, value: Any, output: Any
+    ) -> NoReturn:
+        failure = _explained(
+            self.machine.check_ensures,
+            (post, plan.op, value, output),
+            Failure(
+                "postcondition",
+                f"{plan.op.name} ensures {clause.source}, but it is undefined here",
+                clause=clause,
+            ),
+        )
+        raise _Broken(index, plan.op, failure)
+
+    def _broken_invariant(self, index: int, plan: Plan, inv: Invariant, post: FrozenMap) -> NoReturn:
+        """Raise for an invariant the step broke (``broken_invariant`` re-checks only the
+        invariants reading a changed variable, sound because they held before the step; the
+        initial state is checked whole by ``_initial_failure``)."""
+        failure = _explained(
+            self.machine.check_invariants,
+            (post,),
+            Failure("invariant", f"invariant {inv.clause.source} is undefined here", clause=inv.clause),
+        )
+        raise _Broken(index, plan.op, failure)
 
     # -- results ------------------------------------------------------------------------------------
 
     def _invalid(self, traj: Trajectory, broken: _Broken) -> Result:
         failure = broken.failure
         try:
-            message, values = _explain(self, traj, broken.index, broken.op, failure)
+            message, values = explain_failure(self, traj, broken.index, broken.op, failure)
         except (
             EnvfactoryError,
             ArithmeticError,
@@ -700,50 +568,32 @@ def _initial_has_holes(traj: Trajectory) -> bool:
     return next(iter_holes(traj.initial), None) is not None
 
 
-_UNDEFINED = (EvaluationError, TypeError)
-"""What a clause raises where it is undefined (TypeError: an unhashable key read by the evaluator)."""
-
-
 def _explained(explain: Any, args: tuple[Any, ...], fallback: Failure) -> Failure:
     """The machine's explanation of a failure, or ``fallback`` when it has none or trips."""
     try:
         failure: Failure | None = explain(*args)
         return failure or fallback
-    except _UNDEFINED:
+    except UNDEFINED:
         return fallback
 
 
-def _holds(clause: Clause, env: Env) -> bool:
-    try:
-        return clause.fn(env) is True
-    except _UNDEFINED:
-        return False
-
-
-def _failing(clauses: tuple[Clause, ...], env: Env) -> list[Clause]:
-    """The clauses that are false (or undefined) in ``env``; empty in the common case."""
-    bad: list[Clause] | None = None
-    for clause in clauses:
-        try:
-            if clause.fn(env) is True:
-                continue
-        except _UNDEFINED:
-            pass
-        if bad is None:
-            bad = []
-        bad.append(clause)
-    return bad or []
+def _unexpected_status(op: Operation, status: int) -> Failure:
+    return Failure(
+        "postcondition",
+        f"{op.name} is permitted here (every requires holds), so it must succeed, "
+        f"but it was answered with status {status}",
+    )
 
 
 def _is_4xx(status: int | None) -> bool:
     return status is not None and 400 <= status < 500
 
 
-def _rejection_matches(status: int | None, failing: list[Clause]) -> bool:
+def _rejection_matches(status: int | None, false: list[Clause]) -> bool:
     """A forbidden call answered with one of its false clauses' error status (any 4xx without one)."""
     if status is None:
         return False
-    for clause in failing:
+    for clause in false:
         if clause.error is not None:
             if status == clause.error.status:
                 return True
@@ -752,11 +602,11 @@ def _rejection_matches(status: int | None, failing: list[Clause]) -> bool:
     return False
 
 
-def _rejection_note(failure: Failure, step: Step, failing: list[Clause], allow_rejected: bool) -> Failure:
+def _rejection_note(failure: Failure, step: Step, false: list[Clause], allow_rejected: bool) -> Failure:
     """Under ``--allow-rejected``, say why a recorded status did not count as the rejection."""
     if not allow_rejected:
         return failure
-    wanted = sorted({c.error.status for c in failing if c.error is not None})
+    wanted = sorted({c.error.status for c in false if c.error is not None})
     want = " or ".join(str(s) for s in wanted) if wanted else "a 4xx status"
     if step.status is None or step.status < 400:
         got = "recorded as a success" if step.status is not None else "recorded without a status"
@@ -767,412 +617,10 @@ def _rejection_note(failure: Failure, step: Step, failing: list[Clause], allow_r
 
 
 def _with_argument_reason(failure: Failure, step: Step) -> Failure:
-    reason = (step.meta or {}).get(INVALID_ARGUMENTS)
+    reason = (step.meta or {}).get(BROKEN_ARGUMENTS)
     if not reason:
         return failure
     return attrs.evolve(failure, message=f"{failure.message} (the arguments could not be decoded: {reason})")
-
-
-class _NoOutput:
-    pass
-
-
-_NO_OUTPUT: Any = _NoOutput()
-
-
-def _complete_output(plan: _Plan, post: FrozenMap, value: Any) -> Any:
-    """An output the ensures fix by equalities (``output.f == e``), if it satisfies everything.
-
-    This decides the common case of a missing response without Z3: when the ensures pin every
-    field they read and the result validates, the step is satisfiable with that response.
-    """
-    from envfactory.contracts.interpreter import evaluate
-
-    env = Env(post, value)
-    assigned: dict[tuple[str, ...], Any] = {}
-    try:
-        for clause in plan.output_ensures:
-            _collect_equalities(clause.expr, env, assigned, evaluate)
-    except (_Unsolvable, EvaluationError):
-        return _NO_OUTPUT
-    if not assigned:
-        return _NO_OUTPUT
-    output: Any
-    if () in assigned:
-        if len(assigned) > 1:
-            return _NO_OUTPUT
-        output = assigned[()]
-    else:
-        output = {}
-        for path, item in assigned.items():
-            node = output
-            for part in path[:-1]:
-                nxt = node.setdefault(part, {})
-                if not isinstance(nxt, dict):
-                    return _NO_OUTPUT
-                node = nxt
-            node[path[-1]] = item
-    output = value_to_json(output)
-    validator = plan.op.output_validator
-    if validator is not None and not validator.is_valid(output):
-        return _NO_OUTPUT
-    env = Env(post, value, output)
-    if _failing(plan.ensures, env):
-        return _NO_OUTPUT
-    return output
-
-
-class _Unsolvable(Exception):
-    pass
-
-
-def _output_path(node: ir.Expr) -> tuple[str, ...] | None:
-    if isinstance(node, ir.Name):
-        return () if node.id == "output" else None
-    if isinstance(node, ir.Attr):
-        inner = _output_path(node.obj)
-        return None if inner is None else (*inner, node.name)
-    if isinstance(node, ir.Index) and isinstance(node.key, ir.Const) and isinstance(node.key.value, str):
-        inner = _output_path(node.obj)
-        return None if inner is None else (*inner, node.key.value)
-    return None
-
-
-def _collect_equalities(node: ir.Expr, env: Env, out: dict[tuple[str, ...], Any], evaluate: Any) -> None:
-    if isinstance(node, ir.BoolOp) and node.op == "and":
-        for operand in node.operands:
-            _collect_equalities(operand, env, out, evaluate)
-        return
-    if isinstance(node, ir.Compare) and node.op == "==":
-        for side, other in ((node.left, node.right), (node.right, node.left)):
-            path = _output_path(side)
-            if path is not None and "output" not in ir.free_names(other):
-                value = evaluate(other, env)
-                if path in out and out[path] != value:
-                    raise _Unsolvable
-                out[path] = value
-                return
-    if "output" in ir.free_names(node):
-        raise _Unsolvable
-
-
-def show_value(value: Any) -> str:
-    """A value as it reads in a sentence: strings quoted like Python, the rest as JSON."""
-    import json
-
-    if isinstance(value, str):
-        text = repr(value)
-    else:
-        try:
-            text = json.dumps(value_to_json(value), ensure_ascii=False, sort_keys=True)
-        except (TypeError, ValueError):
-            text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
-# --------------------------------------------------------------------------- explaining failures
-
-Path = tuple[Any, ...]
-"""A concrete state location: ``(var, ("key", k), ("field", f), ...)``."""
-Writes = dict[Path, tuple[int, str]]
-"""Which step last wrote each state location, and how (``set`` or ``deleted``)."""
-
-
-def _explain(
-    verifier: Verifier, traj: Trajectory, index: int, op: Operation | None, failure: Failure
-) -> tuple[str, dict[str, Any]]:
-    """The failure's sentence and the values that made it fail.
-
-    Failures are rare, so the provenance of every state location is recomputed here by replaying
-    the steps before the failing one, which keeps the hot loop free of bookkeeping.
-    """
-    step = traj.steps[index]
-    prefix = f"step {index}: "
-    if failure.kind in ("unknown_tool", "input_schema", "output_schema") or op is None:
-        values: dict[str, Any] = {}
-        if failure.kind in ("input_schema", "output_schema"):
-            root = "input" if failure.kind == "input_schema" else "output"
-            found, value = _at_path(step.input if root == "input" else step.output, failure.path)
-            if found:
-                values[root + _json_path(failure.path)] = value_to_json(value)
-        return prefix + failure.message, values
-    state, writes = _replay(verifier, traj, index)
-    value_in = step.input
-    output = step.output if step.has_output else None
-    env_state = state
-    if failure.kind in ("postcondition", "invariant") and failure.clause is not None:
-        env_state = _record(verifier, op, state, value_in, output, index, writes)
-    clause = failure.clause
-    if clause is None:  # an undefined effect, or a permitted call answered with an error
-        values = dict(failure.values)
-        text = failure.message
-        if failure.effect is not None:
-            facts = _facts_of(failure.effect.target.key, Env(state, value_in, output), writes, traj)
-            if facts:
-                text += "; " + "; ".join(facts)
-        return prefix + text, values
-    from envfactory.contracts.interpreter import explain
-
-    env = Env(env_state, value_in, output if failure.kind == "postcondition" else None)
-    if failure.kind == "invariant":
-        env = Env(env_state)
-    values, reason = explain(clause.expr, env)
-    values = _trim(values)
-    facts = []
-    for leaf, bound in _leaves(clause.expr, Env(env.state, env.input, env.output)):
-        leaf_env = Env(env.state, env.input, env.output)
-        leaf_env.locals.update(bound)
-        facts.extend(_facts_of(leaf, leaf_env, writes, traj))
-        if len(facts) >= 4:
-            break
-    subject = {
-        "precondition": f"{op.name} requires",
-        "postcondition": f"{op.name} ensures",
-        "invariant": f"after {op.name}, invariant",
-    }.get(failure.kind, failure.kind)
-    mark = " (inferred)" if clause.inferred else ""
-    details = []
-    if reason is not None:
-        details.append(reason)
-    details.extend(dict.fromkeys(facts[:4]))
-    detail = "; ".join(details) if details else "it is false"
-    sentence = f"{subject} {clause.source}{mark}, but {detail}"
-    if failure.message and "(a rejection needs" in failure.message:
-        sentence += failure.message[failure.message.index(" (a rejection needs") :]
-    return prefix + sentence, values
-
-
-def _trim(values: dict[str, Any]) -> dict[str, Any]:
-    """Leave out a whole collection or record when a part of it is shown."""
-    keys = list(values)
-    return {
-        k: v
-        for k, v in values.items()
-        if not (isinstance(v, dict) and any(o != k and o.startswith((k + "[", k + ".")) for o in keys))
-    }
-
-
-def _json_path(path: Iterable[Any]) -> str:
-    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path)
-
-
-def _at_path(value: Any, path: Iterable[Any]) -> tuple[bool, Any]:
-    for part in path:
-        if (isinstance(value, dict) and part in value) or (
-            isinstance(value, list) and isinstance(part, int) and 0 <= part < len(value)
-        ):
-            value = value[part]
-        else:
-            return False, None
-    return True, value
-
-
-def _replay(verifier: Verifier, traj: Trajectory, upto: int) -> tuple[FrozenMap, Writes]:
-    """The pre-state of step ``upto`` and who wrote what, replaying the steps that were accepted."""
-    machine = verifier.machine
-    state = machine.initial_state(traj.initial)
-    writes: Writes = {}
-    for j, step in enumerate(traj.steps[:upto]):
-        plan = verifier.plans.get(step.tool)
-        if plan is None:
-            continue
-        op = plan.op
-        if op.input_validator is not None and not op.input_validator.is_valid(step.input):
-            continue
-        if step.meta is not None and INVALID_ARGUMENTS in step.meta:
-            continue
-        if _failing(plan.requires, Env(state, step.input)):
-            continue
-        if verifier.allow_rejected and step.status is not None and step.status >= 500:
-            continue
-        try:
-            state = _record(verifier, op, state, step.input, step.output, j, writes)
-        except EvaluationError:
-            continue
-    return state, writes
-
-
-def _record(
-    verifier: Verifier, op: Operation, state: FrozenMap, value: Any, output: Any, j: int, writes: Writes
-) -> FrozenMap:
-    """Apply ``op``'s effects and note in ``writes`` the locations they wrote at step ``j``."""
-    env = Env(state, value, output)
-    effects = verifier.plans[op.name].effects
-    post = _apply(effects, state, env)
-    for w in effects:
-        path: Path = (w.var,)
-        if w.key is not None:
-            path = (w.var, ("key", w.key(env)), *(("field", f) for f in w.fields))
-        if len(writes) < _MAX_WRITES:
-            for old in [p for p in writes if p[: len(path)] == path]:
-                del writes[old]
-        writes[path] = (j, "deleted" if w.value is None else "set")
-    return post
-
-
-_MAX_WRITES = 4096
-"""Beyond this many written locations, provenance keeps the older entries too (bounded work)."""
-
-
-def _truthy(node: ir.Expr, env: Env) -> bool:
-    from envfactory.contracts.interpreter import evaluate
-
-    try:
-        return evaluate(node, env) is True
-    except EvaluationError:
-        return False
-
-
-def _leaves(node: ir.Expr, env: Env) -> list[tuple[ir.Expr, dict[str, Any]]]:
-    """The parts of a false clause that make it false, each with the quantifier bindings in force."""
-    from envfactory.contracts.interpreter import evaluate
-
-    out: list[tuple[ir.Expr, dict[str, Any]]] = []
-    if isinstance(node, ir.BoolOp):
-        if node.op == "and":
-            for operand in node.operands:
-                if not _truthy(operand, env):
-                    return _leaves(operand, env)
-        else:
-            for operand in node.operands:
-                out.extend(_leaves(operand, env))
-            return out
-    if isinstance(node, ir.Call) and node.func == "implies":
-        return _leaves(node.args[1], env)
-    if isinstance(node, ir.IfExp):
-        return _leaves(node.body if _truthy(node.test, env) else node.orelse, env)
-    if isinstance(node, ir.Quant) and node.kind == "all":
-        try:
-            domain = evaluate(node.domain, env)
-        except EvaluationError:
-            return [(node, dict(env.locals))]
-        items = (
-            list(domain.keys()) if isinstance(domain, dict) else domain if isinstance(domain, list) else []
-        )
-        for item in items:
-            inner = Env(env.state, env.input, env.output)
-            inner.locals.update(env.locals)
-            inner.locals[node.var] = item
-            if node.cond is not None and not _truthy(node.cond, inner):
-                continue
-            if not _truthy(node.body, inner):
-                return _leaves(node.body, inner)
-        return [(node, dict(env.locals))]
-    return [(node, dict(env.locals))]
-
-
-def _is_chain(node: ir.Expr) -> bool:
-    if isinstance(node, ir.Name):
-        return True
-    if isinstance(node, ir.Attr | ir.Index):
-        return _is_chain(node.obj)
-    return False
-
-
-def _atoms(node: ir.Expr, bound: Iterable[str]) -> list[ir.Expr]:
-    """The values a reader needs to see: maximal access chains, ``len()``s and quantifiers."""
-    names = set(bound)
-    if isinstance(node, ir.Const | ir.ListLit | ir.RecordLit):
-        return []
-    if isinstance(node, ir.Name) and (node.id in names):
-        return []
-    if _is_chain(node) or isinstance(node, ir.Quant) or (isinstance(node, ir.Call) and node.func == "len"):
-        return [node]
-    atoms: list[ir.Expr] = []
-    for child in ir.children(node):
-        atoms.extend(_atoms(child, names))
-    return atoms
-
-
-def _state_path(node: ir.Expr, env: Env) -> Path | None:
-    """The concrete state location an access chain reads, or None when it does not read state."""
-    from envfactory.contracts.interpreter import evaluate
-
-    if isinstance(node, ir.Name):
-        if node.id in ("input", "output") or node.id in env.locals:
-            return None
-        return (node.id,)
-    if isinstance(node, ir.Attr):
-        inner = _state_path(node.obj, env)
-        return None if inner is None else (*inner, ("field", node.name))
-    if isinstance(node, ir.Index):
-        inner = _state_path(node.obj, env)
-        if inner is None:
-            return None
-        try:
-            key = evaluate(node.key, env)
-        except EvaluationError:
-            return None
-        part = ("key", key) if len(inner) == 1 else ("field", key) if isinstance(key, str) else ("key", key)
-        return (*inner, part)
-    return None
-
-
-def show_path(path: Path) -> str:
-    """``accounts['AA01'].balance``: a concrete state location as a person reads it."""
-    text = str(path[0])
-    for kind, part in path[1:]:
-        text += f".{part}" if kind == "field" and isinstance(part, str) else f"[{show_value(part)}]"
-    return text
-
-
-def _provenance(path: Path, writes: Writes, traj: Trajectory) -> str:
-    best: tuple[int, str] | None = None
-    for written, (j, how) in writes.items():
-        n = min(len(written), len(path))
-        if written[:n] == path[:n] and (best is None or j > best[0]):
-            best = (j, how if len(written) <= len(path) else "changed")
-    if best is not None:
-        return f", {best[1]} at step {best[0]}"
-    if traj.initial is not None and path[0] in traj.initial:
-        return ", from the trajectory's initial state"
-    return ", its initial value"
-
-
-def _facts_of(node: ir.Expr | None, env: Env, writes: Writes, traj: Trajectory) -> list[str]:
-    """Sentences like ``books[1].holder is 'ann', set at step 2`` for the atoms of ``node``."""
-    from envfactory.contracts.interpreter import evaluate
-
-    if node is None:
-        return []
-    facts: list[str] = []
-    if isinstance(node, ir.Compare) and node.op in ("in", "not in") and _is_chain(node.right):
-        container = _state_path(node.right, env)
-        if container is not None:
-            try:
-                key = evaluate(node.left, env)
-                present = key in evaluate(node.right, env)
-            except (EvaluationError, TypeError):
-                present = None
-            if present is not None:
-                where = show_path(container)
-                own = _provenance((*container, ("key", key)), writes, traj) if present or writes else ""
-                if present:
-                    facts.append(f"{where} has key {show_value(key)}{own}")
-                else:
-                    facts.append(f"{where} has no key {show_value(key)}{own if 'deleted' in own else ''}")
-                if not isinstance(node.left, ir.Const):
-                    facts.extend(_facts_of(node.left, env, writes, traj))
-                return facts
-    for atom in _atoms(node, env.locals):
-        try:
-            value = evaluate(atom, env)
-        except EvaluationError as err:
-            facts.append(f"{_show_atom(atom, env)} is undefined ({err.message})")
-            continue
-        path = _state_path(atom, env)
-        if path is not None:
-            facts.append(f"{show_path(path)} is {show_value(value)}{_provenance(path, writes, traj)}")
-        else:
-            facts.append(f"{_show_atom(atom, env)} is {show_value(value)}")
-    return facts
-
-
-def _show_atom(atom: ir.Expr, env: Env) -> str:
-    from envfactory.contracts.printer import to_source
-
-    path = _state_path(atom, env)
-    return show_path(path) if path is not None else to_source(atom)
 
 
 __all__ = ["RESULT_FIELDS", "VERDICTS", "Result", "Verifier", "unreadable", "verify"]

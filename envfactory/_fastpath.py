@@ -1,0 +1,383 @@
+"""The verifier's hot path: each operation's checks planned once, effects applied with one copy
+of the state per step, and invariants re-checked only where a step wrote.
+
+Everything here decides the common case fast and defers to the reference semantics
+(``envfactory.contracts.semantics.Machine``) for anything it cannot settle: a probe that is not
+plainly true falls back to the whole clause, and an error is explained by the machine. ``Plan``
+holds per operation what the loop needs; ``apply_effects`` is ``Machine.apply`` without the
+per-effect copies; ``Invariant.per_key`` re-checks ``all(body for k in c)`` at the written keys only;
+``complete_output`` fills in a missing response that the ensures pin by equalities.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+
+from envfactory.contracts import ir
+from envfactory.contracts.errors import EvaluationError
+from envfactory.contracts.evaluator import Compiled, Env, compile_expr
+from envfactory.contracts.model import Clause, Operation
+from envfactory.contracts.parser import Effect
+from envfactory.contracts.values import FrozenMap
+from envfactory.contracts.values import to_json as value_to_json
+
+
+@attrs.frozen(slots=True)
+class Plan:
+    """Per operation, what the hot loop needs, computed once."""
+
+    op: Operation
+    requires: tuple[Clause, ...]
+    ensures: tuple[Clause, ...]
+    output_ensures: tuple[Clause, ...]  # the ensures that read ``output``
+    has_effects: bool
+    reads_output: bool
+    writes: tuple[str, ...]
+    effects: tuple[Write, ...]
+    whole_writes: frozenset[str]  # variables an effect replaces whole
+    invariants: tuple[Invariant, ...]  # the invariants that read a variable this operation writes
+    requires_fns: tuple[Compiled, ...]  # the compiled clauses, in order
+    ensures_fns: tuple[Compiled, ...]
+    input_valid: Callable[[Any], Any] | None  # the compiled input schema's test (see ``raw_test``)
+    output_valid: Callable[[Any], Any] | None
+
+
+SCHEMA_TRIPS = (ValueError, TypeError, OverflowError)
+"""What a compiled schema test raises on a value it cannot take: the value is invalid."""
+
+
+def raw_test(validator: Any) -> Callable[[Any], Any] | None:
+    """The compiled validator's own ``is_valid``, one call less than the wrapper's per step; the
+    caller treats ``SCHEMA_TRIPS`` as invalid, exactly as ``SchemaValidator.is_valid`` does."""
+    if validator is None:
+        return None
+    inner = getattr(validator, "_validator", None)
+    test: Callable[[Any], Any] = getattr(inner, "is_valid", None) or validator.is_valid
+    return test
+
+
+@attrs.frozen(slots=True)
+class Invariant:
+    """An invariant, the state it reads, and for ``all(body for k in c)`` whose body reads ``c``
+    only at ``c[k]``: ``(c, body)`` from ``per_key_probe``."""
+
+    clause: Clause
+    reads: frozenset[str]
+    per_key: tuple[str, Compiled] | None
+
+
+class Write:
+    """One effect compiled for ``apply_effects``: the target's variable, key and fields, and the value."""
+
+    __slots__ = ("fields", "key", "value", "var")
+
+    def __init__(self, var: str, key: Any, fields: tuple[str, ...], value: Any) -> None:
+        self.var = var
+        self.key = key
+        self.fields = fields
+        self.value = value  # None: ``del``
+
+    @classmethod
+    def of(cls, effect: Effect) -> Write:
+        target = effect.target
+        key = compile_expr(target.key) if target.key is not None else None
+        value = compile_expr(effect.value) if effect.value is not None else None
+        return cls(target.var, key, target.fields, value)
+
+
+def apply_effects(
+    writes: tuple[Write, ...], state: FrozenMap, env: Env, keyed: list[tuple[str, Any]] | None = None
+) -> FrozenMap:
+    """``Machine.apply`` with one copy of the state and of each written collection per step.
+
+    Every key and value is evaluated on the pre-state first (effects are simultaneous), then
+    written in order into fresh copies; raises ``EvaluationError`` exactly where ``Machine.apply``
+    does (the caller asks ``Machine.effect_failure`` for the explanation). ``keyed`` collects the
+    ``(collection, key)`` pairs written, for incremental invariant checks.
+    """
+    if len(writes) == 1:  # most operations write one location: no list of planned writes
+        w = writes[0]
+        return _write(
+            w,
+            w.key(env) if w.key is not None else None,
+            w.value(env) if w.value is not None else None,
+            FrozenMap(state),
+            {},
+            keyed,
+        )
+    planned = [
+        (w, w.key(env) if w.key is not None else None, w.value(env) if w.value is not None else None)
+        for w in writes
+    ]
+    new = FrozenMap(state)
+    fresh: dict[str, FrozenMap] = {}
+    for w, key, value in planned:
+        _write(w, key, value, new, fresh, keyed)
+    return new
+
+
+def _write(
+    w: Write,
+    key: Any,
+    value: Any,
+    new: FrozenMap,
+    fresh: dict[str, FrozenMap],
+    keyed: list[tuple[str, Any]] | None,
+) -> FrozenMap:
+    """One planned write into ``new`` (the post-state being built); ``fresh`` holds the
+    collections already copied in this step. Returns ``new``."""
+    var = w.var
+    if w.key is None:
+        dict.__setitem__(new, var, value)
+        fresh.pop(var, None)
+        return new
+    if key.__class__ is not str and key.__class__ is not int and not _is_key(key):
+        raise EvaluationError(f"{var} is keyed by scalars, but the key is {_kind(key)}")
+    if keyed is not None:
+        keyed.append((var, key))
+    collection = fresh.get(var)
+    if collection is None:
+        current = new.get(var, _MISSING)
+        if current is _MISSING:
+            raise EvaluationError(f"state variable {var!r} has no value")
+        if not isinstance(current, FrozenMap):
+            raise EvaluationError(f"{var} is not a collection")
+        collection = FrozenMap(current)
+        fresh[var] = collection
+        dict.__setitem__(new, var, collection)
+    if w.value is None:
+        if key not in collection:
+            raise EvaluationError(f"del {var}[{key!r}]: there is no such key")
+        dict.__delitem__(collection, key)
+    elif w.fields:
+        record = collection.get(key, _MISSING)
+        if record is _MISSING:
+            raise EvaluationError(f"{var} has no key {key!r}")
+        if record.__class__ is dict and len(w.fields) == 1:  # c[k].f = v, the common case
+            record = dict(record)
+            record[w.fields[0]] = value
+            dict.__setitem__(collection, key, record)
+        else:
+            dict.__setitem__(collection, key, _set_fields(record, w.fields, value))
+    else:
+        dict.__setitem__(collection, key, value)
+    return new
+
+
+_MISSING: Any = object()
+
+
+def _is_key(key: Any) -> bool:
+    return key is None or isinstance(key, str | int | float | bool)
+
+
+def _kind(value: Any) -> str:
+    return (
+        "a list"
+        if isinstance(value, list)
+        else "a record"
+        if isinstance(value, dict)
+        else type(value).__name__
+    )
+
+
+def _set_fields(record: Any, fields: tuple[str, ...], value: Any) -> Any:
+    if not isinstance(record, dict):
+        raise EvaluationError(f"not a record, so .{fields[0]} cannot be set")
+    updated = dict(record)
+    head = fields[0]
+    updated[head] = _set_fields(record.get(head), fields[1:], value) if len(fields) > 1 else value
+    return updated
+
+
+def per_key_probe(clause: Clause) -> tuple[str, Compiled] | None:
+    """For ``all(body for k in c)`` whose body reads ``c`` only at ``c[k]``: ``(c, body)`` with
+    ``k`` renamed to ``input``, so that the caller checks one written key with one call
+    (``env.input = key``). The body reads no ``input`` of its own (the clause's only free name is
+    ``c``), so the renaming changes nothing but where the key comes from."""
+    node = clause.expr
+    if not (
+        isinstance(node, ir.Quant)
+        and node.kind == "all"
+        and node.cond is None
+        and isinstance(node.domain, ir.Name)
+        and ir.free_names(node) == {node.domain.id}
+    ):
+        return None
+    coll, var = node.domain.id, node.var
+    uses = [n for n in ir.walk(node.body) if isinstance(n, ir.Name) and n.id == coll]
+    indexed = [
+        n
+        for n in ir.walk(node.body)
+        if isinstance(n, ir.Index)
+        and isinstance(n.obj, ir.Name)
+        and n.obj.id == coll
+        and isinstance(n.key, ir.Name)
+        and n.key.id == var
+    ]
+    if len(uses) != len(indexed) or any(isinstance(n, ir.Quant) for n in ir.walk(node.body)):
+        return None
+    return coll, compile_expr(_rename(node.body, var, "input"))
+
+
+def _rename(node: ir.Expr, old: str, new: str) -> ir.Expr:
+    """``node`` with every ``Name(old)`` read as ``Name(new)`` (no binders inside: checked above)."""
+    if isinstance(node, ir.Name):
+        return attrs.evolve(node, id=new) if node.id == old else node
+    changes: dict[str, Any] = {}
+    for field in attrs.fields(type(node)):
+        value = getattr(node, field.name)
+        if isinstance(value, ir.Expr):
+            changes[field.name] = _rename(value, old, new)
+        elif isinstance(value, tuple) and any(isinstance(v, ir.Expr) for v in value):
+            changes[field.name] = tuple(_rename(v, old, new) if isinstance(v, ir.Expr) else v for v in value)
+    return attrs.evolve(node, **changes) if changes else node
+
+
+def broken_invariant(
+    plan: Plan, pre: FrozenMap, post: FrozenMap, keyed: list[tuple[str, Any]], env: Env
+) -> Invariant | None:
+    """The first invariant a step broke, or None: only those reading a changed variable, and for
+    ``all(...)`` over a collection only at the keys the step wrote. Sound because they held
+    before the step (the initial state is checked whole). ``env`` is scratch space (no locals
+    bound): it is left reading ``post``."""
+    env.state = post
+    env.output = None
+    for inv in plan.invariants:
+        for var in inv.reads:
+            if post.get(var) is not pre.get(var):
+                break
+        else:
+            continue
+        per_key = inv.per_key
+        if per_key is not None:
+            coll, body = per_key
+            if coll not in plan.whole_writes:
+                items = post.get(coll)
+                if isinstance(items, FrozenMap):
+                    try:
+                        for written, key in keyed:
+                            if written == coll and key in items:
+                                env.input = key
+                                if body(env) is not True:
+                                    break
+                        else:
+                            continue
+                    except UNDEFINED:
+                        pass
+        env.input = None
+        if not holds(inv.clause, env):
+            return inv
+    return None
+
+
+UNDEFINED = (EvaluationError, TypeError)
+"""What a clause raises where it is undefined (TypeError: an unhashable key read by the evaluator)."""
+
+
+def holds(clause: Clause, env: Env) -> bool:
+    try:
+        return clause.fn(env) is True
+    except UNDEFINED:
+        return False
+
+
+def failing(clauses: tuple[Clause, ...], env: Env) -> list[Clause]:
+    """The clauses that are false (or undefined) in ``env``; empty in the common case."""
+    bad: list[Clause] | None = None
+    for clause in clauses:
+        try:
+            if clause.fn(env) is True:
+                continue
+        except UNDEFINED:
+            pass
+        if bad is None:
+            bad = []
+        bad.append(clause)
+    return bad or []
+
+
+class _NoOutput:
+    pass
+
+
+NO_OUTPUT: Any = _NoOutput()
+
+
+def complete_output(plan: Plan, post: FrozenMap, value: Any) -> Any:
+    """An output the ensures fix by equalities (``output.f == e``), if it satisfies everything.
+
+    This decides the common case of a missing response without Z3: when the ensures pin every
+    field they read and the result validates, the step is satisfiable with that response.
+    """
+    from envfactory.contracts.interpreter import evaluate
+
+    env = Env(post, value)
+    assigned: dict[tuple[str, ...], Any] = {}
+    try:
+        for clause in plan.output_ensures:
+            _collect_equalities(clause.expr, env, assigned, evaluate)
+    except (_Unsolvable, EvaluationError):
+        return NO_OUTPUT
+    if not assigned:
+        return NO_OUTPUT
+    output: Any
+    if () in assigned:
+        if len(assigned) > 1:
+            return NO_OUTPUT
+        output = assigned[()]
+    else:
+        output = {}
+        for path, item in assigned.items():
+            node = output
+            for part in path[:-1]:
+                nxt = node.setdefault(part, {})
+                if not isinstance(nxt, dict):
+                    return NO_OUTPUT
+                node = nxt
+            node[path[-1]] = item
+    output = value_to_json(output)
+    validator = plan.op.output_validator
+    if validator is not None and not validator.is_valid(output):
+        return NO_OUTPUT
+    env = Env(post, value, output)
+    if failing(plan.ensures, env):
+        return NO_OUTPUT
+    return output
+
+
+class _Unsolvable(Exception):
+    pass
+
+
+def _output_path(node: ir.Expr) -> tuple[str, ...] | None:
+    if isinstance(node, ir.Name):
+        return () if node.id == "output" else None
+    if isinstance(node, ir.Attr):
+        inner = _output_path(node.obj)
+        return None if inner is None else (*inner, node.name)
+    if isinstance(node, ir.Index) and isinstance(node.key, ir.Const) and isinstance(node.key.value, str):
+        inner = _output_path(node.obj)
+        return None if inner is None else (*inner, node.key.value)
+    return None
+
+
+def _collect_equalities(node: ir.Expr, env: Env, out: dict[tuple[str, ...], Any], evaluate: Any) -> None:
+    if isinstance(node, ir.BoolOp) and node.op == "and":
+        for operand in node.operands:
+            _collect_equalities(operand, env, out, evaluate)
+        return
+    if isinstance(node, ir.Compare) and node.op == "==":
+        for side, other in ((node.left, node.right), (node.right, node.left)):
+            path = _output_path(side)
+            if path is not None and "output" not in ir.free_names(other):
+                value = evaluate(other, env)
+                if path in out and out[path] != value:
+                    raise _Unsolvable
+                out[path] = value
+                return
+    if "output" in ir.free_names(node):
+        raise _Unsolvable
