@@ -113,39 +113,30 @@ class _Compiler:
         return output_field
 
     def _field_of_item(self, index: ir.Index, name: str, source: str) -> Compiled:
-        """``c[k].f`` in one closure: the commonest shape in contracts."""
+        """``c[k].f`` in one closure: the commonest shape in contracts. A state collection ``c``
+        and a leaf key (``input.g``, a loop variable, a constant) are read inline, no calls."""
         container_source = to_source(index.obj)
         persistent = V.PersistentMap
-        obj = index.obj
+        state_name = self._state_name(index.obj)
+        container_fn = self.compile(index.obj) if state_name is None else None
+        cname = state_name or ""
         kkind, kval = self._leaf(index.key)
-        if (
-            isinstance(obj, ir.Name)
-            and obj.id not in self.bound
-            and obj.id not in ("input", "output")
-            and kkind == "local"
-        ):
-            # state_collection[loop_var].field: the body of most quantifiers, read with no inner calls
-            cname, kname = obj.id, kval
-
-            def field_in_loop(env: Env) -> Any:
-                k = env.locals[kname]
-                try:
-                    record = env.state[cname][k]
-                except (KeyError, TypeError):
-                    if cname not in env.state:
-                        raise EvaluationError(f"state variable {cname!r} has no value") from None
-                    record = V.get_item(env.state[cname], k, container_source)
-                if record.__class__ is dict:
-                    return record.get(name)
-                return V.get_field(record, name, source)
-
-            return field_in_loop
-        container_fn = self.compile(index.obj)
-        key_fn = self.compile(index.key)
+        ksrc = to_source(index.key)
 
         def field_of_item(env: Env) -> Any:
-            container = container_fn(env)
-            k = key_fn(env)
+            if container_fn is None:
+                try:
+                    container = env.state[cname]
+                except KeyError:
+                    raise EvaluationError(f"state variable {cname!r} has no value") from None
+            else:
+                container = container_fn(env)
+            if kkind is _INPUT_FIELD and env.input.__class__ is dict:
+                k = env.input.get(kval)
+            elif kkind is _LOCAL:
+                k = env.locals[kval]
+            else:
+                k = _read(kkind, kval, ksrc, env)
             if container.__class__ is persistent:
                 try:
                     record = container[k]
@@ -158,6 +149,12 @@ class _Compiler:
             return V.get_field(record, name, source)
 
         return field_of_item
+
+    def _state_name(self, node: ir.Expr) -> str | None:
+        """The state variable ``node`` names, if it is one (not ``input``, ``output``, a loop variable)."""
+        if isinstance(node, ir.Name) and node.id not in self.bound and node.id not in ("input", "output"):
+            return node.id
+        return None
 
     def _Index(self, node: ir.Index) -> Compiled:
         obj = self.compile(node.obj)
@@ -226,12 +223,18 @@ class _Compiler:
         return lambda env: arith(op, left(env), right(env), lsrc, rsrc)
 
     def _leaf(self, node: ir.Expr) -> tuple[str, Any]:
-        """Operands read inline by their parent, saving a call: constants and loop variables."""
+        """How a parent reads an operand inline, saving a call: constants, loop variables and
+        ``input.f`` / ``output.f`` are read in place (``_read``); anything else is a closure."""
         if isinstance(node, ir.Const):
-            return ("const", node.value)
+            return (_CONST, node.value)
         if isinstance(node, ir.Name) and node.id in self.bound:
-            return ("local", node.id)
-        return ("fn", self.compile(node))
+            return (_LOCAL, node.id)
+        if isinstance(node, ir.Attr) and isinstance(node.obj, ir.Name) and node.obj.id not in self.bound:
+            if node.obj.id == "input":
+                return (_INPUT_FIELD, node.name)
+            if node.obj.id == "output":
+                return (_OUTPUT_FIELD, node.name)
+        return (_FN, self.compile(node))
 
     def _Compare(self, node: ir.Compare) -> Compiled:
         op = node.op
@@ -239,6 +242,8 @@ class _Compiler:
             special = self._inline_compare(node)
             if special is not None:
                 return special
+        if op in ("in", "not in"):
+            return self._member(node)
         left = self.compile(node.left)
         right = self.compile(node.right)
         lsrc, rsrc = to_source(node.left), to_source(node.right)
@@ -253,21 +258,6 @@ class _Compiler:
                 return not same if negated else bool(same)
 
             return equal
-        if op in ("in", "not in"):
-            contains = V.contains
-            negate = op == "not in"
-            persistent = V.PersistentMap
-
-            def member(env: Env) -> bool:
-                item = left(env)
-                container = right(env)
-                if container.__class__ is persistent and item.__class__ in (int, str):
-                    found = item in container
-                else:
-                    found = contains(container, item, rsrc)
-                return not found if negate else found
-
-            return member
         order = V.order
         fast_ops: dict[str, Callable[[Any, Any], Any]] = {
             "<": operator.lt,
@@ -286,17 +276,50 @@ class _Compiler:
 
         return compare
 
+    def _member(self, node: ir.Compare) -> Compiled:
+        """``x in c`` / ``x not in c``, with ``x`` a leaf and ``c`` a state collection read inline."""
+        ikind, ival = self._leaf(node.left)
+        isrc, rsrc = to_source(node.left), to_source(node.right)
+        state_name = self._state_name(node.right)
+        container_fn = self.compile(node.right) if state_name is None else None
+        cname = state_name or ""
+        contains = V.contains
+        negate = node.op == "not in"
+        persistent = V.PersistentMap
+
+        def member(env: Env) -> bool:
+            if ikind is _INPUT_FIELD and env.input.__class__ is dict:
+                item = env.input.get(ival)
+            else:
+                item = _read(ikind, ival, isrc, env)
+            if container_fn is None:
+                try:
+                    container = env.state[cname]
+                except KeyError:
+                    raise EvaluationError(f"state variable {cname!r} has no value") from None
+            else:
+                container = container_fn(env)
+            if container.__class__ is persistent and (item.__class__ is str or item.__class__ is int):
+                found = item in container
+            else:
+                found = contains(container, item, rsrc)
+            return not found if negate else found
+
+        return member
+
     def _inline_compare(self, node: ir.Compare) -> Compiled | None:
-        """``e OP constant`` and ``e OP loopvar`` (and mirrored) without calling a closure per leaf."""
+        """``e OP leaf`` (and mirrored): the leaf read in place, without a closure call."""
         lkind, lval = self._leaf(node.left)
         rkind, rval = self._leaf(node.right)
-        if (lkind == "fn" and rkind == "fn") or (lkind != "fn" and rkind != "fn"):
+        if lkind is _FN and rkind is _FN:
             return None
-        flipped = lkind != "fn"
-        fn: Compiled = rval if flipped else lval
+        flipped = rkind is _FN
         kind, payload = (lkind, lval) if flipped else (rkind, rval)
+        other_kind, other = (rkind, rval) if flipped else (lkind, lval)
         op = node.op
         lsrc, rsrc = to_source(node.left), to_source(node.right)
+        psrc = lsrc if flipped else rsrc
+        osrc = rsrc if flipped else lsrc
         eq = V.strict_eq
         order = V.order
         fast = {
@@ -308,11 +331,15 @@ class _Compiler:
             ">=": operator.ge,
         }[op]
         equality = op in ("==", "!=")
-        is_const = kind == "const"
 
         def compare(env: Env) -> bool:
-            x = fn(env)
-            y = payload if is_const else env.locals[payload]
+            x = other(env) if other_kind is _FN else _read(other_kind, other, osrc, env)
+            if kind is _CONST:
+                y = payload
+            elif kind is _INPUT_FIELD and env.input.__class__ is dict:
+                y = env.input.get(payload)
+            else:
+                y = _read(kind, payload, psrc, env)
             a, b = (y, x) if flipped else (x, y)
             if a.__class__ is b.__class__ and (equality or a.__class__ is int or a.__class__ is str):
                 return bool(fast(a, b))
@@ -488,6 +515,23 @@ class _Compiler:
 
 
 _UNBOUND = object()
+
+_CONST, _LOCAL, _INPUT_FIELD, _OUTPUT_FIELD, _FN = "const", "local", "input.f", "output.f", "fn"
+"""How ``_Compiler._leaf`` says an operand is read (compared by identity in the closures)."""
+
+
+def _read(kind: str, payload: Any, source: str, env: Env) -> Any:
+    """The value of a leaf operand: the general path of the closures that read leaves inline."""
+    if kind is _FN:
+        return payload(env)
+    if kind is _CONST:
+        return payload
+    if kind is _LOCAL:
+        return env.locals[payload]
+    value = env.input if kind is _INPUT_FIELD else env.output
+    if value.__class__ is dict:
+        return value.get(payload)
+    return V.get_field(value, payload, "input" if kind is _INPUT_FIELD else "output")
 
 
 def compile_expr(node: ir.Expr) -> Compiled:
