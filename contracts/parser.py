@@ -164,7 +164,9 @@ class _Translator:
                 names: list[str] = []
                 for dict_key in keys:
                     if not (isinstance(dict_key, ast.Constant) and isinstance(dict_key.value, str)):
-                        raise self.fail(dict_key if dict_key is not None else node, "record keys must be string literals")
+                        raise self.fail(
+                            dict_key if dict_key is not None else node, "record keys must be string literals"
+                        )
                     names.append(dict_key.value)
                 if len(set(names)) != len(names):
                     raise self.fail(node, "a record display repeats a key")

@@ -30,10 +30,12 @@ from envfactory.trajectory import Hole, Step, Trajectory, read_trajectories, wri
 from envfactory.verify import Result, verify
 
 if TYPE_CHECKING:
+    from envfactory.solver.graph import compile
     from envfactory.statemachine.gym_env import make_env
     from envfactory.statemachine.simulator import Simulator
 
 _LAZY = {
+    "compile": "envfactory.solver.graph",  # the state graph: Z3 decides its edges
     "Simulator": "envfactory.statemachine.simulator",
     "make_env": "envfactory.statemachine.gym_env",
 }
@@ -68,6 +70,7 @@ __all__ = [
     "Trajectory",
     "TrajectoryError",
     "UsageError",
+    "compile",
     "load",
     "make_env",
     "read_trajectories",

@@ -187,7 +187,7 @@ def graph_coverage(
 ) -> tuple[int, int] | None:
     """(covered, total) edges of the contract's state graph; None when the graph cannot be built."""
     try:
-        from envfactory.statemachine import graph as graph_module
+        from envfactory.solver import graph as graph_module
 
         graph = graph_module.compile(contract, timeout=20.0)
     except Exception:

@@ -1,13 +1,11 @@
-"""Reachability: the findings ``envfactory check`` reports, and explicit-state search.
+"""Explicit-state search: the naive baseline the symbolic engines are measured and tested against.
 
-``reachability_findings(contract)`` adds to the lint findings: operations never enabled from the
-initial state, dead-end abstract states, goals that can never be reached, and invariants that are
-not inductive (an operation can break them from a state where every invariant holds). They come
-from the state graph and from Z3 (``envfactory.solver``, imported when the findings are asked for).
+``explicit_bfs`` runs breadth-first search over concrete states with ``contracts.semantics.Machine``,
+every operation tried with every input of a finite domain (``input_domain`` builds one from the
+input schemas). It needs no solver, so it lives in the state-machine layer; the reachability
+findings ``envfactory check`` reports are answered by Z3 and live in ``solver.reachability``.
 
-``explicit_bfs`` is the naive baseline the symbolic engines are measured and tested against:
-breadth-first search over concrete states with ``contracts.semantics.Machine``, every operation
-tried with every input of a finite domain (``input_domain`` builds one from the input schemas).
+Imports the contracts layer only; never ``envfactory.solver`` or Z3.
 """
 
 from __future__ import annotations
@@ -20,114 +18,10 @@ from typing import Any
 
 import attrs
 
-from envfactory.contracts import ir
-from envfactory.contracts.errors import EvaluationError, SolverError
-from envfactory.contracts.lint import Finding
-from envfactory.contracts.model import Clause, Contract, Operation
+from envfactory.contracts.errors import EvaluationError
+from envfactory.contracts.model import Contract, Operation
 from envfactory.contracts.semantics import Machine
 from envfactory.contracts.values import FrozenMap, freeze
-
-# ------------------------------------------------------------------------------ findings
-
-
-def reachability_findings(contract: Contract, *, timeout: float = 20.0) -> list[Finding]:
-    """Reachability findings, in a stable order (see the module docstring).
-
-    Every question has a share of ``timeout``; one the solver cannot settle gives no finding.
-    """
-    from envfactory.statemachine.graph import compile, dead_ends, never_enabled
-
-    findings: list[Finding] = []
-    started = time.monotonic()
-    try:
-        graph = compile(contract, timeout=timeout / 2)
-    except SolverError:
-        graph = None
-    if graph is not None:
-        for name in never_enabled(graph, contract):
-            op = contract.operations[name]
-            findings.append(
-                Finding(
-                    "never_enabled",
-                    "warning",
-                    f"operation {name!r} can never be enabled from the initial state: no reachable state "
-                    f"satisfies its requires ({_requires_text(op)})",
-                    op.loc,
-                    name,
-                )
-            )
-        for node in dead_ends(graph):
-            label = graph.nodes[node]["label"]
-            findings.append(
-                Finding(
-                    "dead_end",
-                    "warning",
-                    f"abstract state {node} ({label}) is reachable but no operation is enabled there",
-                )
-            )
-    remaining = max(1.0, timeout - (time.monotonic() - started))
-    questions = len(contract.goals) + len(contract.invariants)
-    share = remaining / max(1, questions)
-    for name, goal in contract.goals.items():
-        if _goal_unreachable(contract, goal, share):
-            findings.append(
-                Finding(
-                    "unreachable_goal",
-                    "warning",
-                    f"goal {name!r} ({goal.source}) can never be reached: its negation is an inductive invariant",
-                    goal.loc,
-                )
-            )
-    for clause in contract.invariants:
-        breaker = _breaks_invariant(contract, clause, share)
-        if breaker is not None:
-            findings.append(
-                Finding(
-                    "non_inductive_invariant",
-                    "warning",
-                    f"invariant {clause.source!r} is not inductive: {breaker} can break it from a state where "
-                    "every invariant holds (such calls are rejected as invalid)",
-                    clause.loc,
-                    breaker,
-                )
-            )
-    return findings
-
-
-def _requires_text(op: Operation) -> str:
-    return " and ".join(c.source for c in op.requires) or "true"
-
-
-def _goal_unreachable(contract: Contract, goal: Clause, timeout: float) -> bool:
-    from envfactory.solver.induction import prove
-
-    negation = Clause(ir.Unary("not", goal.expr), f"not ({goal.source})", goal.loc, "invariant")
-    try:
-        result = prove(contract, negation, depth=2, timeout=timeout)
-    except SolverError:
-        return False
-    return result.status == "proved"
-
-
-def _breaks_invariant(contract: Contract, clause: Clause, timeout: float) -> str | None:
-    """An operation that can take a state where every invariant holds to one breaking ``clause``."""
-    import z3
-
-    from envfactory.solver.bmc import Unrolling
-
-    try:
-        unrolling = Unrolling(contract, slots=2, initial=False, timeout=timeout, tag="n", extra=[clause])
-        tr = unrolling.transition
-        unrolling.add(tr.invariants(unrolling.states[0]))
-        unrolling.extend()
-        if unrolling.check(z3.Not(tr.clause(clause, unrolling.states[1]))) != z3.sat:
-            return None
-        return unrolling.calls(polish=0)[0][0]
-    except SolverError:
-        return None
-
-
-# ---------------------------------------------------------------------- explicit search
 
 
 @attrs.frozen(slots=True)
@@ -282,4 +176,4 @@ def _pool(schema: Any, ints: tuple[int, ...], strings: tuple[str, ...], root: An
     return pool
 
 
-__all__ = ["Search", "explicit_bfs", "input_domain", "reachability_findings"]
+__all__ = ["Search", "explicit_bfs", "input_domain"]

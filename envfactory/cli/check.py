@@ -71,7 +71,7 @@ def all_findings(contract: Contract) -> list[Finding]:
 def reachability(contract: Contract) -> list[Any]:
     """The state-graph layer's findings; nothing when that layer is not installed."""
     try:
-        from envfactory.statemachine.reachability import reachability_findings
+        from envfactory.solver.reachability import reachability_findings
     except ImportError:
         return []
     try:

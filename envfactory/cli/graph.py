@@ -50,8 +50,9 @@ def command(
     cover_file: str | None,
 ) -> int:
     """Compile CONTRACT to its state graph (abstract states, operations as edges) and write it."""
+    from envfactory.solver.graph import compile, cover_trajectory
     from envfactory.statemachine import export
-    from envfactory.statemachine.graph import compile, cover_trajectory, dead_ends, never_enabled
+    from envfactory.statemachine.graph import dead_ends, never_enabled
     from envfactory.trajectory import write_trajectories
 
     suffix = out.rsplit(".", 1)[-1].lower() if "." in out else ""

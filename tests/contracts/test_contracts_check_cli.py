@@ -123,9 +123,9 @@ def test_reachability_findings_join_the_list(
         seen.append(contract.title)
         return [Finding("never_enabled", "warning", "deletePet is never enabled", None, "deletePet")]
 
-    module = types.ModuleType("envfactory.statemachine.reachability")
+    module = types.ModuleType("envfactory.solver.reachability")
     module.reachability_findings = reachability_findings  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "envfactory.statemachine.reachability", module)
+    monkeypatch.setitem(sys.modules, "envfactory.solver.reachability", module)
     code, out, _ = run(capsys, str(PETSTORE), "--format", "json", "--closed-world")
     assert code == 0 and seen == ["Swagger Petstore"]
     findings = json.loads(out)["findings"]

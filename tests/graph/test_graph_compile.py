@@ -11,11 +11,10 @@ import pytest
 from _graph_contracts import DOOR, TRAP, example, write_contract
 
 from envfactory.errors import UsageError
+from envfactory.solver.graph import compile, cover_trajectory
 from envfactory.statemachine import export
 from envfactory.statemachine.abstraction import predicates
 from envfactory.statemachine.graph import (
-    compile,
-    cover_trajectory,
     dead_ends,
     edge_tour,
     initial_nodes,

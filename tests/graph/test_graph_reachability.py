@@ -8,7 +8,8 @@ import pytest
 from _graph_contracts import COUNTER, DOOR, TRAP, example, write_contract
 
 from envfactory.solver.bmc import holds, resolve_goal
-from envfactory.statemachine.reachability import explicit_bfs, input_domain, reachability_findings
+from envfactory.solver.reachability import reachability_findings
+from envfactory.statemachine.reachability import explicit_bfs, input_domain
 
 
 @pytest.mark.parametrize("name", ["bank", "petstore", "tickets"])

@@ -142,8 +142,8 @@ def test_ray_engine_matches_local(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("name", ["bank/bank.yaml", "petstore/petstore.yaml"])
 def test_generation_covers_every_edge_of_the_state_graph(name: str) -> None:
+    from envfactory.solver.graph import compile as compile_graph
     from envfactory.statemachine.abstraction import predicates, valuation
-    from envfactory.statemachine.graph import compile as compile_graph
 
     contract = _load(name)
     graph = compile_graph(contract)

@@ -1,0 +1,175 @@
+"""The state graph built by Z3: ``compile`` decides every edge, ``cover_trajectory`` runs them.
+
+The graph's shape (abstract states valued by the predicates of ``statemachine.abstraction``,
+operations as edges) and everything read off a finished graph (``never_enabled``, ``dead_ends``,
+``shortest_path``, ``edge_tour``, export) live in ``statemachine.graph`` and
+``statemachine.export``, which need no solver. Deciding whether an edge exists is a satisfiability
+question over the symbolic transition relation, so the construction lives here, in the solver
+layer, above the state-machine layer it fills in: an edge exists iff some well-formed concrete
+state of the source (its collections bounded to ``slots`` entries, the contract's invariants
+holding) and some input satisfy the guard, and the effects land in the target with the
+invariants still holding. Only states reachable from the initial abstract state(s) are built.
+
+Imports the contracts layer, ``statemachine.abstraction`` / ``statemachine.graph``, the
+trajectory format and ``solver.transition`` / ``solver.bmc``; nothing above.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from typing import Any
+
+import networkx as nx
+import z3
+
+from envfactory.contracts.errors import SolverError
+from envfactory.contracts.model import Contract
+from envfactory.solver import transition as X
+from envfactory.solver.bmc import cover
+from envfactory.statemachine.abstraction import describe, predicates
+from envfactory.statemachine.graph import Valuation, guard_text
+from envfactory.trajectory import Trajectory
+
+
+def compile(
+    contract: Contract,
+    *,
+    slots: int = 2,
+    timeout: float = 30.0,
+    max_nodes: int = 256,
+) -> nx.MultiDiGraph:
+    """The contract's state graph (see the module docstring and ``statemachine.graph``).
+
+    ``timeout`` bounds the whole construction; edges the solver could not decide in time are
+    listed in the graph attribute ``undecided`` as ``(node, operation)`` pairs.
+    """
+    preds = predicates(contract)
+    tr = X.Transition(contract, extra=[p.expr for p in preds])
+    deadline = time.monotonic() + timeout
+    pre = tr.fresh_state("g0", slots)
+    post = tr.fresh_state("g1", slots)
+    base = [pre.wf, post.wf, tr.invariants(pre), tr.invariants(post)]
+    pre_bits = [tr.clause(p.expr, pre) for p in preds]
+    post_bits = [tr.clause(p.expr, post) for p in preds]
+
+    graph = nx.MultiDiGraph(
+        contract=contract.title,
+        predicates=[p.text for p in preds],
+        slots=slots,
+        undecided=[],
+        truncated=False,
+    )
+    ids: dict[Valuation, str] = {}
+
+    def node(values: Valuation, initial: bool = False) -> str:
+        if values not in ids:
+            ident = f"s{len(ids)}"
+            ids[values] = ident
+            graph.add_node(
+                ident,
+                valuation={p.text: v for p, v in zip(preds, values, strict=True)},
+                label=describe(preds, values),
+                initial=initial,
+                explored=False,
+            )
+        elif initial:
+            graph.nodes[ids[values]]["initial"] = True
+        return ids[values]
+
+    # the initial abstract state(s): one where the initial state is known, several where not
+    start = z3.Solver()
+    start.add(pre.wf, tr.initial(pre))
+    if any(not var.known for var in contract.state.values()):
+        start.add(tr.invariants(pre))  # open world: the unknown start keeps the invariants
+    queue: deque[Valuation] = deque()
+    for values in _enumerate(start, pre_bits, deadline):
+        node(values, initial=True)
+        queue.append(values)
+
+    solvers: dict[str, tuple[z3.Solver, bool]] = {}
+    for name, op in contract.operations.items():
+        solver = z3.Solver()
+        try:
+            io = tr.step_vars(op, f"g.{name}")
+            solver.add(*base, tr.step(op, pre, post, io))
+            solvers[name] = (solver, True)
+        except SolverError:
+            solvers[name] = (solver, False)
+
+    seen = set(queue)
+    while queue:
+        values = queue.popleft()
+        source = ids[values]
+        graph.nodes[source]["explored"] = True
+        for name, (solver, usable) in solvers.items():
+            if not usable:
+                graph.graph["undecided"].append((source, name))
+                continue
+            solver.push()
+            solver.add(*(b if v else z3.Not(b) for b, v in zip(pre_bits, values, strict=True)))
+            try:
+                for target in _enumerate(solver, post_bits, deadline):
+                    graph.add_edge(
+                        source, node(target), key=name, operation=name, guard=guard_text(contract, name)
+                    )
+                    if target not in seen:
+                        if len(seen) >= max_nodes:
+                            graph.graph["truncated"] = True  # more states than asked for
+                            continue
+                        seen.add(target)
+                        queue.append(target)
+            except _Undecided:
+                graph.graph["undecided"].append((source, name))
+            finally:
+                solver.pop()
+    return graph
+
+
+class _Undecided(Exception):
+    pass
+
+
+def _enumerate(solver: z3.Solver, bits: list[z3.BoolRef], deadline: float) -> list[Valuation]:
+    """Every valuation of ``bits`` the solver's constraints allow (blocking each one found)."""
+    found: list[Valuation] = []
+    solver.push()
+    try:
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise _Undecided
+            solver.set("timeout", max(1, int(remaining * 1000)))
+            result = solver.check()
+            if result == z3.unsat:
+                return found
+            if result != z3.sat:
+                raise _Undecided
+            model = solver.model()
+            values = tuple(bool(z3.is_true(model.eval(b, model_completion=True))) for b in bits)
+            found.append(values)
+            if not bits:
+                return found
+            solver.add(z3.Or(*(z3.Not(b) if v else b for b, v in zip(bits, values, strict=True))))
+    finally:
+        solver.pop()
+
+
+def cover_trajectory(
+    contract: Contract, graph: nx.MultiDiGraph, *, hops: int = 4, timeout: float = 30.0
+) -> tuple[Trajectory, int]:
+    """A valid trajectory from the initial state taking as many edges of ``graph`` as the solver
+    finds concrete runs for (greedy, nearest edge first; see ``solver.bmc.cover``); seeds
+    generation and fuzzing with one call sequence that touches every transition it can.
+    Returns the trajectory and the number of edges it takes."""
+    by_text = {p.text: p.expr for p in predicates(contract)}
+
+    def valuation(node: str) -> tuple[tuple[Any, bool], ...]:
+        return tuple((by_text[t], v) for t, v in graph.nodes[node]["valuation"].items())
+
+    edges = [(valuation(a), str(k), valuation(b)) for a, b, k in graph.edges(keys=True)]
+    trajectory, taken = cover(contract, edges, hops=hops, timeout=timeout)
+    return trajectory, len(taken)
+
+
+__all__ = ["compile", "cover_trajectory"]

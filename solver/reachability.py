@@ -1,0 +1,119 @@
+"""Reachability findings: what ``envfactory check`` adds to the lint findings.
+
+``reachability_findings(contract)`` reports operations never enabled from the initial state,
+dead-end abstract states, goals that can never be reached, and invariants that are not inductive
+(an operation can break them from a state where every invariant holds). Each is a question to Z3:
+the first two are read off the state graph that ``solver.graph`` builds, the last two are a
+k-induction proof (``solver.induction``) and a one-step unrolling (``solver.bmc``). That is why
+they live in the solver layer; the solver-free explicit-state search stays in
+``statemachine.reachability``.
+
+Imports the contracts layer, ``statemachine.graph`` and the solver layer; nothing above.
+"""
+
+from __future__ import annotations
+
+import time
+
+import z3
+
+from envfactory.contracts import ir
+from envfactory.contracts.errors import SolverError
+from envfactory.contracts.lint import Finding
+from envfactory.contracts.model import Clause, Contract, Operation
+from envfactory.solver.bmc import Unrolling
+from envfactory.solver.graph import compile as compile_graph
+from envfactory.solver.induction import prove
+from envfactory.statemachine.graph import dead_ends, never_enabled
+
+
+def reachability_findings(contract: Contract, *, timeout: float = 20.0) -> list[Finding]:
+    """Reachability findings, in a stable order (see the module docstring).
+
+    Every question has a share of ``timeout``; one the solver cannot settle gives no finding.
+    """
+    findings: list[Finding] = []
+    started = time.monotonic()
+    try:
+        graph = compile_graph(contract, timeout=timeout / 2)
+    except SolverError:
+        graph = None
+    if graph is not None:
+        for name in never_enabled(graph, contract):
+            op = contract.operations[name]
+            findings.append(
+                Finding(
+                    "never_enabled",
+                    "warning",
+                    f"operation {name!r} can never be enabled from the initial state: no reachable state "
+                    f"satisfies its requires ({_requires_text(op)})",
+                    op.loc,
+                    name,
+                )
+            )
+        for node in dead_ends(graph):
+            label = graph.nodes[node]["label"]
+            findings.append(
+                Finding(
+                    "dead_end",
+                    "warning",
+                    f"abstract state {node} ({label}) is reachable but no operation is enabled there",
+                )
+            )
+    remaining = max(1.0, timeout - (time.monotonic() - started))
+    questions = len(contract.goals) + len(contract.invariants)
+    share = remaining / max(1, questions)
+    for name, goal in contract.goals.items():
+        if _goal_unreachable(contract, goal, share):
+            findings.append(
+                Finding(
+                    "unreachable_goal",
+                    "warning",
+                    f"goal {name!r} ({goal.source}) can never be reached: its negation is an inductive invariant",
+                    goal.loc,
+                )
+            )
+    for clause in contract.invariants:
+        breaker = _breaks_invariant(contract, clause, share)
+        if breaker is not None:
+            findings.append(
+                Finding(
+                    "non_inductive_invariant",
+                    "warning",
+                    f"invariant {clause.source!r} is not inductive: {breaker} can break it from a state where "
+                    "every invariant holds (such calls are rejected as invalid)",
+                    clause.loc,
+                    breaker,
+                )
+            )
+    return findings
+
+
+def _requires_text(op: Operation) -> str:
+    return " and ".join(c.source for c in op.requires) or "true"
+
+
+def _goal_unreachable(contract: Contract, goal: Clause, timeout: float) -> bool:
+    negation = Clause(ir.Unary("not", goal.expr), f"not ({goal.source})", goal.loc, "invariant")
+    try:
+        result = prove(contract, negation, depth=2, timeout=timeout)
+    except SolverError:
+        return False
+    return result.status == "proved"
+
+
+def _breaks_invariant(contract: Contract, clause: Clause, timeout: float) -> str | None:
+    """An operation that can take a state where every invariant holds to one breaking ``clause``."""
+    try:
+        unrolling = Unrolling(contract, slots=2, initial=False, timeout=timeout, tag="n", extra=[clause])
+        tr = unrolling.transition
+        unrolling.add(tr.invariants(unrolling.states[0]))
+        unrolling.extend()
+        if unrolling.check(z3.Not(tr.clause(clause, unrolling.states[1]))) != z3.sat:
+            return None
+        return unrolling.calls(polish=0)[0][0]
+    except SolverError:
+        return None
+
+
+__all__ = ["reachability_findings"]
