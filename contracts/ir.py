@@ -244,3 +244,40 @@ def depth(node: Expr) -> int:
     """Height of the tree (a leaf has depth 1)."""
     kids = children(node)
     return 1 + max((depth(k) for k in kids), default=0)
+
+
+def field_path(node: Expr, root: str) -> tuple[str, ...] | None:
+    """``root``, ``root.a.b`` or ``root["a"]`` as the path of field names below ``root``; None
+    for anything else. Reads of ``input`` and ``output`` are recognised this way everywhere."""
+    path: list[str] = []
+    while True:
+        match node:
+            case Name(id=ident):
+                return tuple(reversed(path)) if ident == root else None
+            case Attr(obj=obj, name=name):
+                path.append(name)
+                node = obj
+            case Index(obj=obj, key=Const(value=str() as name)):
+                path.append(name)
+                node = obj
+            case _:
+                return None
+
+
+def conjuncts(node: Expr) -> list[Expr]:
+    """The operands of a (nested) ``and``: the clauses' parts that must each hold."""
+    if isinstance(node, BoolOp) and node.op == "and":
+        return [c for operand in node.operands for c in conjuncts(operand)]
+    return [node]
+
+
+def pinned_output(node: Expr) -> tuple[tuple[str, ...], Expr] | None:
+    """``output.p == e`` (either way round) where ``e`` does not read ``output``: ``(p, e)``.
+    An ensures of this shape fixes that part of the response: it is computed, not searched for."""
+    if not (isinstance(node, Compare) and node.op == "=="):
+        return None
+    for lhs, rhs in ((node.left, node.right), (node.right, node.left)):
+        path = field_path(lhs, "output")
+        if path is not None and "output" not in free_names(rhs):
+            return path, rhs
+    return None

@@ -353,31 +353,15 @@ class _Unsolvable(Exception):
     pass
 
 
-def _output_path(node: ir.Expr) -> tuple[str, ...] | None:
-    if isinstance(node, ir.Name):
-        return () if node.id == "output" else None
-    if isinstance(node, ir.Attr):
-        inner = _output_path(node.obj)
-        return None if inner is None else (*inner, node.name)
-    if isinstance(node, ir.Index) and isinstance(node.key, ir.Const) and isinstance(node.key.value, str):
-        inner = _output_path(node.obj)
-        return None if inner is None else (*inner, node.key.value)
-    return None
-
-
 def _collect_equalities(node: ir.Expr, env: Env, out: dict[tuple[str, ...], Any], evaluate: Any) -> None:
-    if isinstance(node, ir.BoolOp) and node.op == "and":
-        for operand in node.operands:
-            _collect_equalities(operand, env, out, evaluate)
-        return
-    if isinstance(node, ir.Compare) and node.op == "==":
-        for side, other in ((node.left, node.right), (node.right, node.left)):
-            path = _output_path(side)
-            if path is not None and "output" not in ir.free_names(other):
-                value = evaluate(other, env)
-                if path in out and out[path] != value:
-                    raise _Unsolvable
-                out[path] = value
-                return
-    if "output" in ir.free_names(node):
-        raise _Unsolvable
+    for part in ir.conjuncts(node):
+        pinned = ir.pinned_output(part)
+        if pinned is None:
+            if "output" in ir.free_names(part):
+                raise _Unsolvable
+            continue
+        path, other = pinned
+        value = evaluate(other, env)
+        if path in out and out[path] != value:
+            raise _Unsolvable
+        out[path] = value

@@ -477,18 +477,6 @@ class KeyUse:
     fresh: bool | None  # True: must be absent; False: must exist; None: either
 
 
-def _input_path(node: ir.Expr) -> Path | None:
-    if isinstance(node, ir.Name):
-        return () if node.id == "input" else None
-    if isinstance(node, ir.Attr):
-        inner = _input_path(node.obj)
-        return None if inner is None else (*inner, node.name)
-    if isinstance(node, ir.Index) and isinstance(node.key, ir.Const) and isinstance(node.key.value, str):
-        inner = _input_path(node.obj)
-        return None if inner is None else (*inner, node.key.value)
-    return None
-
-
 def key_uses(op: Operation, collections: frozenset[str]) -> list[KeyUse]:
     """Where ``op``'s requires and effects read an input field as a key of a collection."""
     found: dict[tuple[Path, str], bool | None] = {}
@@ -506,9 +494,9 @@ def key_uses(op: Operation, collections: frozenset[str]) -> list[KeyUse]:
             return
         if isinstance(node, ir.Compare) and node.op in ("in", "not in"):
             absent = (node.op == "not in") != negated
-            note(_input_path(node.left), node.right, absent)
+            note(ir.field_path(node.left, "input"), node.right, absent)
         if isinstance(node, ir.Index):
-            note(_input_path(node.key), node.obj, False)
+            note(ir.field_path(node.key, "input"), node.obj, False)
         for child in ir.children(node):
             visit(child, negated if isinstance(node, ir.BoolOp) else False)
 
@@ -517,7 +505,7 @@ def key_uses(op: Operation, collections: frozenset[str]) -> list[KeyUse]:
     for effect in op.effects:
         if effect.target.key is not None:
             note(
-                _input_path(effect.target.key),
+                ir.field_path(effect.target.key, "input"),
                 ir.Name(effect.target.var),
                 None if effect.value is not None else False,
             )
@@ -527,25 +515,6 @@ def key_uses(op: Operation, collections: frozenset[str]) -> list[KeyUse]:
 
 
 # --------------------------------------------------------------------------- ensures -> outputs
-
-
-def output_path(node: ir.Expr) -> Path | None:
-    """``output``, ``output.a.b`` or ``output["a"]`` as a path; None for anything else."""
-    if isinstance(node, ir.Name):
-        return () if node.id == "output" else None
-    if isinstance(node, ir.Attr):
-        inner = output_path(node.obj)
-        return None if inner is None else (*inner, node.name)
-    if isinstance(node, ir.Index) and isinstance(node.key, ir.Const) and isinstance(node.key.value, str):
-        inner = output_path(node.obj)
-        return None if inner is None else (*inner, node.key.value)
-    return None
-
-
-def conjuncts(node: ir.Expr) -> list[ir.Expr]:
-    if isinstance(node, ir.BoolOp) and node.op == "and":
-        return [c for operand in node.operands for c in conjuncts(operand)]
-    return [node]
 
 
 def set_path(value: Any, path: Path, new: Any) -> Any:
@@ -577,8 +546,8 @@ class _Plan:
         assign: list[tuple[Path, Callable[[Env], Any]]] = []
         rest: list[ir.Expr] = []
         for clause in op.ensures:
-            for part in conjuncts(clause.expr):
-                pair = _equation(part)
+            for part in ir.conjuncts(clause.expr):
+                pair = ir.pinned_output(part)
                 if pair is None:
                     rest.append(part)
                 else:
@@ -586,16 +555,6 @@ class _Plan:
         assign.sort(key=lambda item: len(item[0]))
         self.assign = assign
         self.rest = rest
-
-
-def _equation(node: ir.Expr) -> tuple[Path, ir.Expr] | None:
-    if not (isinstance(node, ir.Compare) and node.op == "=="):
-        return None
-    for lhs, rhs in ((node.left, node.right), (node.right, node.left)):
-        path = output_path(lhs)
-        if path is not None and "output" not in ir.free_names(rhs):
-            return path, rhs
-    return None
 
 
 class OutputSynthesizer:
@@ -804,7 +763,7 @@ def solve_output(
                 return lit(compile_expr(node)(env))
             except EvaluationError as err:
                 raise _Unsupported(str(err)) from None
-        path = output_path(node)
+        path = ir.field_path(node, "output")
         if path is not None:
             if not path:
                 raise _Unsupported("whole output")
@@ -931,7 +890,6 @@ __all__ = [
     "Sampler",
     "derive_seed",
     "key_uses",
-    "output_path",
     "plain_copy",
     "resolve_pointer",
     "sample_regex",

@@ -23,6 +23,7 @@ from typing import Any
 
 import attrs
 
+from envfactory.contracts import ir
 from envfactory.contracts.errors import EvaluationError
 from envfactory.contracts.evaluator import Env
 from envfactory.contracts.model import UNKNOWN, Contract, Operation
@@ -35,7 +36,6 @@ from envfactory.statemachine.outputs import (
     Sampler,
     derive_seed,
     get_path,
-    output_path,
     plain_copy,
     set_path,
 )
@@ -310,7 +310,7 @@ def _fresh_key_paths(op: Operation) -> list[tuple[str, tuple[str, ...]]]:
         key = effect.target.key
         if key is None or effect.value is None:
             continue
-        path = output_path(key)
+        path = ir.field_path(key, "output")
         if path:
             found.append((effect.target.var, path))
     return found
