@@ -228,43 +228,26 @@ def _walk(value: Any, depth: int, holes: bool) -> Any:
     """Check the nesting depth of a value already known to be JSON, and turn ``$var`` objects into
     holes when ``holes``. Copy-on-write: returns ``value`` itself when nothing changes."""
     cls = value.__class__
-    if cls is dict:
-        if holes and _VAR in value:
-            return _hole(value)
-        if depth >= MAX_DEPTH:
-            raise _Problem(f"value nested deeper than {MAX_DEPTH} levels")
-        out = None
-        for key, item in value.items():
-            icls = item.__class__
-            if icls is dict or icls is list:
-                try:
-                    new = _walk(item, depth + 1, holes)
-                except _Problem as problem:
-                    problem.path.append(key)
-                    raise
-                if new is not item:
-                    if out is None:
-                        out = dict(value)
-                    out[key] = new
-        return value if out is None else out
-    if cls is list:
-        if depth >= MAX_DEPTH:
-            raise _Problem(f"value nested deeper than {MAX_DEPTH} levels")
-        lout = None
-        for index, item in enumerate(value):
-            icls = item.__class__
-            if icls is dict or icls is list:
-                try:
-                    new = _walk(item, depth + 1, holes)
-                except _Problem as problem:
-                    problem.path.append(index)
-                    raise
-                if new is not item:
-                    if lout is None:
-                        lout = list(value)
-                    lout[index] = new
-        return value if lout is None else lout
-    return value
+    if cls is not dict and cls is not list:
+        return value
+    if cls is dict and holes and _VAR in value:
+        return _hole(value)
+    if depth >= MAX_DEPTH:
+        raise _Problem(f"value nested deeper than {MAX_DEPTH} levels")
+    out = None
+    for key, item in value.items() if cls is dict else enumerate(value):
+        icls = item.__class__
+        if icls is dict or icls is list:
+            try:
+                new = _walk(item, depth + 1, holes)
+            except _Problem as problem:
+                problem.path.append(key)
+                raise
+            if new is not item:
+                if out is None:
+                    out = cls(value)
+                out[key] = new
+    return value if out is None else out
 
 
 def _normalize(value: Any, depth: int, limit: int) -> Any:
