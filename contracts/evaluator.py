@@ -135,6 +135,8 @@ class _Compiler:
                 k = env.input.get(kval)
             elif kkind is _LOCAL:
                 k = env.locals[kval]
+            elif kkind is _INPUT:
+                k = env.input
             else:
                 k = _read(kkind, kval, ksrc, env)
             if container.__class__ is persistent:
@@ -201,7 +203,8 @@ class _Compiler:
 
     def _BinOp(self, node: ir.BinOp) -> Compiled:
         left = self.compile(node.left)
-        right = self.compile(node.right)
+        rkind, rval = self._leaf(node.right)
+        right = rval if rkind is _FN else self.compile(node.right)
         op = node.op
         lsrc, rsrc = to_source(node.left), to_source(node.right)
         arith = V.arith
@@ -214,7 +217,12 @@ class _Compiler:
 
             def quick(env: Env) -> Any:
                 a = left(env)
-                b = right(env)
+                if rkind is _CONST:
+                    b = rval
+                elif rkind is _INPUT_FIELD and env.input.__class__ is dict:
+                    b = env.input.get(rval)
+                else:
+                    b = _read(rkind, rval, rsrc, env)
                 if a.__class__ is int and b.__class__ is int:
                     return fast(a, b)
                 return arith(op, a, b, lsrc, rsrc)
@@ -229,6 +237,8 @@ class _Compiler:
             return (_CONST, node.value)
         if isinstance(node, ir.Name) and node.id in self.bound:
             return (_LOCAL, node.id)
+        if isinstance(node, ir.Name) and node.id in ("input", "output"):
+            return (_INPUT if node.id == "input" else _OUTPUT, None)
         if isinstance(node, ir.Attr) and isinstance(node.obj, ir.Name) and node.obj.id not in self.bound:
             if node.obj.id == "input":
                 return (_INPUT_FIELD, node.name)
@@ -338,6 +348,8 @@ class _Compiler:
                 y = payload
             elif kind is _INPUT_FIELD and env.input.__class__ is dict:
                 y = env.input.get(payload)
+            elif kind is _OUTPUT_FIELD and env.output.__class__ is dict:
+                y = env.output.get(payload)
             else:
                 y = _read(kind, payload, psrc, env)
             a, b = (y, x) if flipped else (x, y)
@@ -457,15 +469,11 @@ class _Compiler:
                 return value.keys()
             return iterate(value, dsrc)
 
-        def bind(env: Env, run: Callable[[Any], Any]) -> Any:
-            saved = env.locals.get(var, _UNBOUND)
-            try:
-                return run(domain_items(env))
-            finally:
-                if saved is _UNBOUND:
-                    env.locals.pop(var, None)
-                else:
-                    env.locals[var] = saved
+        def restore(local: dict[str, Any], saved: Any) -> None:
+            if saved is _UNBOUND:
+                local.pop(var, None)
+            else:
+                local[var] = saved
 
         if node.kind == "sum":
             constant = (
@@ -473,10 +481,11 @@ class _Compiler:
             )
 
             def total(env: Env) -> Any:
-                def run(items: Any) -> Any:
+                local = env.locals
+                saved = local.get(var, _UNBOUND)
+                try:
                     acc: Any = 0
-                    local = env.locals
-                    for item in items:
+                    for item in domain_items(env):
                         local[var] = item
                         if cond is not None:
                             keep = cond(env)
@@ -487,16 +496,17 @@ class _Compiler:
                             raise EvaluationError(f"sum() adds numbers, but {bsrc} is {V.type_name(value)}")
                         acc += value
                     return acc
-
-                return bind(env, run)
+                finally:
+                    restore(local, saved)
 
             return total
         want = node.kind == "any"
 
         def quantify(env: Env) -> bool:
-            def run(items: Any) -> bool:
-                local = env.locals
-                for item in items:
+            local = env.locals
+            saved = local.get(var, _UNBOUND)
+            try:
+                for item in domain_items(env):
                     local[var] = item
                     if cond is not None:
                         keep = cond(env)
@@ -508,15 +518,23 @@ class _Compiler:
                     if value is want:
                         return want
                 return not want
-
-            return bind(env, run)
+            finally:
+                restore(local, saved)
 
         return quantify
 
 
 _UNBOUND = object()
 
-_CONST, _LOCAL, _INPUT_FIELD, _OUTPUT_FIELD, _FN = "const", "local", "input.f", "output.f", "fn"
+_CONST, _LOCAL, _INPUT, _OUTPUT, _INPUT_FIELD, _OUTPUT_FIELD, _FN = (
+    "const",
+    "local",
+    "input",
+    "output",
+    "input.f",
+    "output.f",
+    "fn",
+)
 """How ``_Compiler._leaf`` says an operand is read (compared by identity in the closures)."""
 
 
@@ -528,6 +546,10 @@ def _read(kind: str, payload: Any, source: str, env: Env) -> Any:
         return payload
     if kind is _LOCAL:
         return env.locals[payload]
+    if kind is _INPUT:
+        return env.input
+    if kind is _OUTPUT:
+        return env.output
     value = env.input if kind is _INPUT_FIELD else env.output
     if value.__class__ is dict:
         return value.get(payload)
