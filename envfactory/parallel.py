@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeAlias
@@ -25,7 +26,13 @@ from envfactory.verify import Result, Verifier, unreadable
 
 CHUNK_LINES = 512
 CHUNK_BYTES = 1 << 20
-"""Bytes of whole lines per chunk: small enough that the last chunks even out the workers' loads."""
+"""Most bytes of whole lines per chunk."""
+MIN_CHUNK_BYTES = 64 << 10
+"""Fewest bytes per chunk (bar the file's last): chunks shrink toward it as the file's end nears
+(guided self-scheduling), so that the workers finish together instead of one waiting on the
+other's last big chunk."""
+CHUNKS_PER_WORKER_LEFT = 4
+"""A chunk is at most the remaining bytes over this many chunks per worker."""
 IN_FLIGHT_PER_WORKER = 3
 ENGINES = ("local", "ray")
 
@@ -88,11 +95,11 @@ def _is_native_lines(path: str, input_format: str) -> bool:
     return False
 
 
-def chunks(files: Sequence[str], input_format: str) -> Iterator[Chunk]:
+def chunks(files: Sequence[str], input_format: str, jobs: int = 1) -> Iterator[Chunk]:
     """The input cut into chunks, in order."""
     for path in files:
         if _is_native_lines(path, input_format):
-            yield from _ranges(path)
+            yield from _ranges(path, jobs)
         else:
             items: list[Item] = []
             for entry in read_input(path, input_format):
@@ -104,7 +111,7 @@ def chunks(files: Sequence[str], input_format: str) -> Iterator[Chunk]:
                 yield ("items", items)
 
 
-def _ranges(path: str) -> Iterator[Chunk]:
+def _ranges(path: str, jobs: int = 1) -> Iterator[Chunk]:
     """Byte ranges of whole lines, ``("range", (path, offset, size, first line number))``: the
     main process only finds line ends, the workers read and parse their own range. A line longer
     than ``MAX_LINE_BYTES`` is skipped here and becomes one error, in its place."""
@@ -116,8 +123,10 @@ def _ranges(path: str) -> Iterator[Chunk]:
     with handle:
         offset, line = 0, 1
         try:
+            size = os.fstat(handle.fileno()).st_size  # 0 for a pipe: full-size chunks
             while True:
-                block = handle.read(CHUNK_BYTES)
+                left = (size - offset) // (CHUNKS_PER_WORKER_LEFT * jobs)
+                block = handle.read(min(CHUNK_BYTES, max(MIN_CHUNK_BYTES, left)))
                 if not block:
                     return
                 cut = block.rfind(b"\n") + 1
@@ -298,7 +307,7 @@ def _pool(
             def wait(future: Future[list[Packed]]) -> list[Result]:
                 return unpack(future.result())
 
-            yield from _ordered(submit, wait, chunks(files, input_format), jobs * IN_FLIGHT_PER_WORKER)
+            yield from _ordered(submit, wait, chunks(files, input_format, jobs), jobs * IN_FLIGHT_PER_WORKER)
     finally:
         _VERIFIERS.pop((ref, options), None)
 
@@ -341,7 +350,9 @@ def _ray(
         def wait(handle: Any) -> list[Result]:
             return unpack(ray.get(handle))
 
-        yield from _ordered(submit, wait, chunks(files, input_format), max(jobs, 2) * IN_FLIGHT_PER_WORKER)
+        yield from _ordered(
+            submit, wait, chunks(files, input_format, max(jobs, 2)), max(jobs, 2) * IN_FLIGHT_PER_WORKER
+        )
     finally:
         if started_here:
             ray.shutdown()
