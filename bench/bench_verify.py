@@ -1,6 +1,6 @@
 """Benchmark: `envfactory verify` throughput against a schema-only baseline, and --jobs 2 vs 1.
 
-Generates >= 200k steps of bank and petstore trajectories (seeded, mostly valid, some broken),
+Generates >= 200k steps of bank, petstore and tickets trajectories (seeded, mostly valid, some broken),
 then measures in the same process:
 
 * baseline: read the file line by line, ``json.loads`` each line and check each step's input
@@ -32,6 +32,7 @@ from envfactory.parallel import ContractRef, verify_files
 ROOT = Path(__file__).resolve().parent.parent
 BANK = ROOT / "examples" / "bank" / "bank.yaml"
 PETS = ROOT / "examples" / "petstore" / "petstore.yaml"
+TICKETS = ROOT / "examples" / "tickets" / "tickets.yaml"
 
 
 def bank_trajectory(rng: random.Random, index: int) -> dict[str, Any]:
@@ -95,6 +96,49 @@ def pet_trajectory(rng: random.Random, index: int) -> dict[str, Any]:
         else:
             steps.append({"tool": "countPets", "input": {}, "output": {"count": len(pets)}})
     return {"id": f"pet-{index}", "steps": steps}
+
+
+def ticket_trajectory(rng: random.Random, index: int) -> dict[str, Any]:
+    """Tickets created, assigned, worked through their lifecycle, and counted."""
+    steps: list[dict[str, Any]] = []
+    status: dict[int, str] = {}
+    assignee: dict[int, str | None] = {}
+    for _ in range(rng.randint(8, 20)):
+        roll = rng.random()
+        if roll < 0.3 or not status:
+            tid = len(status) + 1
+            priority = rng.choice(["low", "normal", "high", "urgent"])
+            ticket = {"id": tid, "title": f"t{index}-{tid}", "priority": priority, "status": "open"}
+            status[tid], assignee[tid] = "open", None
+            steps.append(
+                {
+                    "tool": "create_ticket",
+                    "input": {"title": ticket["title"], "priority": priority},
+                    "output": {**ticket, "assignee": None},
+                }
+            )
+        elif roll < 0.85:
+            tid = rng.choice(list(status))
+            moves = {
+                "open": "start" if assignee[tid] else "assign",
+                "in_progress": "resolve",
+                "resolved": "close",
+            }
+            tool = moves.get(status[tid])
+            if tool is None:
+                continue
+            if tool == "assign":
+                assignee[tid] = rng.choice(["moss", "jen", "roy"])
+                steps.append({"tool": "assign", "input": {"id": tid, "assignee": assignee[tid]}})
+                continue
+            status[tid] = {"start": "in_progress", "resolve": "resolved", "close": "closed"}[tool]
+            steps.append({"tool": tool, "input": {"id": tid}})
+        else:
+            count = sum(1 for s in status.values() if s != "closed")
+            steps.append({"tool": "list_open", "input": {}, "output": {"count": count}})
+    if rng.random() < 0.05:  # a broken one: a closed ticket reopened by starting it
+        steps.append({"tool": "start", "input": {"id": 1}})
+    return {"id": f"ticket-{index}", "steps": steps}
 
 
 def generate(path: Path, make: Any, steps: int, seed: int) -> int:
@@ -166,7 +210,11 @@ def main() -> None:
     )
     with tempfile.TemporaryDirectory() as tmp:
         rows = []
-        for name, contract, make in (("bank", BANK, bank_trajectory), ("petstore", PETS, pet_trajectory)):
+        for name, contract, make in (
+            ("bank", BANK, bank_trajectory),
+            ("petstore", PETS, pet_trajectory),
+            ("tickets", TICKETS, ticket_trajectory),
+        ):
             path = Path(tmp) / f"{name}.jsonl"
             generate(path, make, args.steps, args.seed)
             base_s, base_steps = baseline(contract, path)
