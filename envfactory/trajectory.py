@@ -5,9 +5,11 @@ or a list of them also reads (see DESIGN.md "Trajectories" and ``schemas/traject
 the published form of the same rules). ``{"$var": "name"}`` anywhere in ``input``, ``output`` or
 ``initial`` is a *hole*: an unknown value, the same name standing for the same value.
 
-The reader is on the hot path of verification, so a line costs one ``orjson.loads`` and a handful
-of type checks; values are walked only when the line could hold a hole or nest deeper than
-``MAX_DEPTH`` (both decided from the raw bytes in C). A ``.json`` list streams too: each item is
+The reader is on the hot path of verification. A plain line (no hole, no deep nesting, no long
+number: all decided from the raw bytes in C) is decoded and shape-checked in one msgspec call
+(``envfactory._wire``); any other line, and any line msgspec refuses, goes through ``orjson.loads``
+and the checks here, which walk values only where the line could hold a hole or nest deeper than
+``MAX_DEPTH`` and say precisely what is wrong. A ``.json`` list streams too: each item is
 cut out of the file in chunks (orjson finds where an object ends) and parsed like a line. Every
 malformed line or item becomes one ``TrajectoryError`` in place and reading goes on: one bad line
 never loses the others.
