@@ -100,6 +100,12 @@ class HttpBinding:
     header_params: tuple[str, ...] = ()
     body: str | None = None  # None: no body; "*": input fields are the body's properties; else the field name
     body_fields: tuple[str, ...] = ()
+    # the documented success response: the status a server answers an allowed call with, whether
+    # that response carries a JSON body (not for 204 or a response without ``content``), and every
+    # 2xx the document lists for the operation
+    success_status: int = 200
+    success_body: bool = True
+    success_statuses: tuple[int, ...] = (200,)
 
 
 Validator = Any  # envfactory.contracts._validate.SchemaValidator (kept loose to avoid an import cycle)
@@ -137,6 +143,21 @@ class Operation:
     @property
     def writes(self) -> frozenset[str]:
         return frozenset(e.target.var for e in self.effects)
+
+    @property
+    def success_status(self) -> int:
+        """The status an allowed call is answered with: the documented 2xx (OpenAPI), else 200."""
+        return self.http.success_status if self.http is not None else 200
+
+    @property
+    def success_body(self) -> bool:
+        """Whether that answer carries a JSON body (no for 204 or a response without content)."""
+        return self.http.success_body if self.http is not None else True
+
+    @property
+    def success_statuses(self) -> tuple[int, ...]:
+        """Every 2xx status the specification documents for the operation (200 for native ones)."""
+        return self.http.success_statuses if self.http is not None else (200,)
 
 
 @attrs.frozen(slots=True)

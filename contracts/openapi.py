@@ -319,7 +319,7 @@ class _Translator:
         if required:
             input_schema["required"] = required
         input_schema["additionalProperties"] = extra
-        output_schema, links = self.response(operation, loc)
+        output_schema, links, success = self.response(operation, loc)
         errors = self.errors(operation)
         param_infos = tuple(
             _rest.ParamInfo(
@@ -346,6 +346,9 @@ class _Translator:
             header_params=tuple(p.name for p in param_infos if p.where == "header"),
             body=body,
             body_fields=body_fields,
+            success_status=success.status,
+            success_body=success.body,
+            success_statuses=success.statuses,
         )
         self.pending_links[name] = links
         op = _rest.OpInfo(
@@ -417,7 +420,13 @@ class _Translator:
 
     def response(
         self, operation: Mapping[str, Any], loc: Location
-    ) -> tuple[dict[str, Any] | None, list[Any]]:
+    ) -> tuple[dict[str, Any] | None, list[Any], _Success]:
+        """The success response: its schema (None without a JSON body), its links, and its status.
+
+        The 2xx codes are read 200 first, then 201, then in order; the first one with content
+        gives the schema and the status. Where none has content, the first code is the status
+        and there is no body (``204`` never has one). ``default`` alone means 200.
+        """
         responses = operation.get("responses") or {}
         if not isinstance(responses, Mapping):
             raise ContractError("responses must be a mapping", locate(operation, ["responses"], loc))
@@ -425,6 +434,8 @@ class _Translator:
             (str(code) for code in responses if str(code).startswith("2")),
             key=lambda c: (c not in ("200", "201"), c),
         )
+        documented = tuple(sorted({_status_number(code) for code in codes})) or (200,)
+        first = _status_number(codes[0]) if codes else 200
         for code in codes:
             where = locate(responses, [code], loc)
             response = self.deref(responses[code], where)
@@ -432,16 +443,18 @@ class _Translator:
                 continue
             links = list(self.raw_links(response, where))
             content = response.get("content")
-            if not isinstance(content, Mapping) or not content:
+            if code == "204" or not isinstance(content, Mapping) or not content:
                 if code == codes[-1] or links:
-                    return None, links
+                    status = _status_number(code) if links else first
+                    return None, links, _Success(status, False, documented)
                 continue
+            success = _Success(_status_number(code), True, documented)
             media = _pick_media(content)
             raw = media.get("schema") if isinstance(media, Mapping) else None
             if raw is None:
-                return None, links
-            return self.schema(raw, locate(response, ["content"], where)), links
-        return None, []
+                return None, links, success
+            return self.schema(raw, locate(response, ["content"], where)), links, success
+        return None, [], _Success(first, True, documented)
 
     def raw_links(self, response: Mapping[str, Any], loc: Location) -> list[tuple[str, Any, Location]]:
         links = response.get("links")
@@ -486,6 +499,20 @@ class _Translator:
                 )
             )
         return tuple(result)
+
+
+@attrs.frozen(slots=True)
+class _Success:
+    """An operation's documented success: its status, whether it has a body, every 2xx listed."""
+
+    status: int = 200
+    body: bool = True
+    statuses: tuple[int, ...] = (200,)
+
+
+def _status_number(code: str) -> int:
+    """``"201"`` to 201; a range (``"2XX"``) to its first status, 200."""
+    return int(code) if code.isdigit() and 200 <= int(code) < 300 else 200
 
 
 def _place_body(

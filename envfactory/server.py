@@ -2,9 +2,11 @@
 
 Native contracts answer ``POST /{operation}`` with the input as the JSON body; OpenAPI contracts
 answer on their own paths and methods (path, query, header and body parameters gathered into the
-operation's input). An allowed call gets 200 and the output; a forbidden one the failing
-clause's status and ``{"error", "clause", "kind"}``; an unknown operation 404; a body that is not
-JSON, too large or too deep 400/413; a schema-invalid input 422.
+operation's input). An allowed call gets the operation's success status (200, or the 2xx its
+OpenAPI document gives, such as 201) and the output as JSON, or no body at all where the document
+gives none (204); a forbidden one the failing clause's status and ``{"error", "clause",
+"kind"}``; an unknown operation 404; a body that is not JSON, too large or too deep 400/413; a
+schema-invalid input 422.
 
 State is per session (header ``X-Envfactory-Session``; one default session without it), each
 session a ``Simulator`` behind its own ``asyncio.Lock`` so that concurrent calls never lose an
@@ -140,8 +142,10 @@ def _too_deep(value: Any, limit: int) -> bool:
     return False
 
 
-def _respond(response: SimResponse) -> Response:
+def _respond(response: SimResponse, op: Operation) -> Response:
     if response.accepted:
+        if not op.success_body or response.status == 204:
+            return Response(status_code=response.status)  # 204 and friends: no body at all
         return _json(response.status, response.output)
     failure = response.failure
     extra: dict[str, Any] = {}
@@ -177,7 +181,7 @@ def create_app(
     async def call(request: Request, op: Operation, value: Any) -> Response:
         session = server.session(request)
         async with session.lock:
-            return _respond(session.sim.call(op.name, value))
+            return _respond(session.sim.call(op.name, value), op)
 
     async def state(request: Request) -> Response:
         session = server.session(request)

@@ -12,7 +12,8 @@
   ``/_envfactory/reset`` (what ``envfactory serve`` answers) and ignores a 404.
 * ``python:MODULE:FACTORY``: ``FACTORY()`` gives a fresh object on every ``reset()``; each
   operation is the method of the same name called with the input's fields as keyword arguments;
-  the return value is the output. An exception with an integer ``status`` attribute, or a
+  the return value is the output, answered with the operation's success status (200, or the
+  2xx its OpenAPI document gives). An exception with an integer ``status`` attribute, or a
   returned dict with an ``"error"`` key (status 400 unless it carries ``"status"``), is an error
   response; any other exception is a crash (status 500, the error text starts with ``crash:``).
   Arguments that the method's signature cannot bind (a missing or an unexpected keyword) never
@@ -213,7 +214,9 @@ class PythonTarget:
                 failure=None,
                 accepted=200 <= status < 300,
             )
-        return Response(status=200, output=_plain(result), error=None, failure=None, accepted=True)
+        op = self.contract.operations.get(tool)
+        status = op.success_status if op is not None else 200
+        return Response(status=status, output=_plain(result), error=None, failure=None, accepted=True)
 
     def _unbindable(self, tool: str, method: Callable[..., Any], input: Mapping[str, Any]) -> str | None:
         if tool not in self._signatures:

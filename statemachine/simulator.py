@@ -3,10 +3,11 @@
 ``Simulator(contract, seed=0)`` answers ``call(tool, input)`` the way the API the contract
 describes would: a call the contract forbids gets the failing clause's ``error`` status (or 404
 for an unknown tool, 422 for an input that breaks its schema, 400 otherwise) and changes
-nothing; an allowed call moves the state and returns an output that satisfies the output schema
-and the ``ensures`` clauses (see ``outputs``). The state is a ``FrozenMap`` snapshot and the
-history a persistent linked list, so ``fork()`` is O(1). Output values come from a generator
-seeded with ``(seed, step index)``: the same seed and calls give the same bytes.
+nothing; an allowed call moves the state and returns the operation's success status (the 2xx
+its OpenAPI document gives, such as 201 or 204; 200 otherwise) with an output that satisfies
+the output schema and the ``ensures`` clauses (see ``outputs``). The state is a ``FrozenMap``
+snapshot and the history a persistent linked list, so ``fork()`` is O(1). Output values come
+from a generator seeded with ``(seed, step index)``: the same seed and calls give the same bytes.
 
 Open-world contracts (initial values unknown) start empty or null here, and the trajectory a
 simulator records says so in its ``initial``, so that it verifies as ``valid``.
@@ -37,11 +38,12 @@ from envfactory.statemachine.outputs import (
     derive_seed,
     get_path,
     plain_copy,
+    schema_at,
     set_path,
 )
 from envfactory.trajectory import Step, Trajectory
 
-STATUS_OK = 200
+STATUS_OK = 200  # an allowed call on an operation that documents no other success status
 STATUS_UNKNOWN_TOOL = 404
 STATUS_BAD_INPUT = 422
 STATUS_FORBIDDEN = 400
@@ -246,7 +248,7 @@ class Simulator:
             or machine.check_ensures(post, op, value, output)
             or machine.check_invariants(post)
         )
-        return Response(STATUS_OK, plain_copy(output), None, problem, True), post
+        return Response(op.success_status, plain_copy(output), None, problem, True), post
 
     def _execute(self, op: Operation, value: Any, pre: FrozenMap, sampler: Sampler) -> tuple[Any, FrozenMap]:
         synth = self._c.outputs
@@ -257,7 +259,7 @@ class Simulator:
         # A producer: the output (say, a new id) feeds the effects. Draw it, keep its keys fresh,
         # apply, then let ensures fix what they pin on the post-state, and re-apply if that moved.
         output = synth.output(op, pre, value, sampler)
-        output = _freshen(output, self._c.fresh_keys[op.name], pre, sampler)
+        output = _freshen(output, self._c.fresh_keys[op.name], pre, sampler, op.output_schema)
         post = machine.apply(pre, op, value, output)
         for _ in range(2):
             again = synth.output(op, post, value, sampler, base=output)
@@ -317,13 +319,27 @@ def _fresh_key_paths(op: Operation) -> list[tuple[str, tuple[str, ...]]]:
 
 
 def _freshen(
-    output: Any, paths: list[tuple[str, tuple[str, ...]]], state: FrozenMap, sampler: Sampler
+    output: Any,
+    paths: list[tuple[str, tuple[str, ...]]],
+    state: FrozenMap,
+    sampler: Sampler,
+    schema: Any = None,
 ) -> Any:
+    """The producer's output with every key it creates present and not yet in its collection.
+
+    A key the output schema leaves optional is still drawn when the sample left it out: a server
+    that creates a resource names it, and an absent key would file the record under ``null``.
+    """
     for var, path in paths:
         collection = state.get(var)
         if not isinstance(collection, FrozenMap):
             continue
         key = get_path(output, path)
+        if key is None and schema is not None:
+            drawn = sampler.value(schema_at(schema, path), schema, path[-1])
+            if isinstance(drawn, int | str) and not isinstance(drawn, bool):
+                key = drawn
+                output = set_path(output, path, key)
         if key is None or key not in collection:
             continue
         ints = [k for k in collection if isinstance(k, int) and not isinstance(k, bool)]

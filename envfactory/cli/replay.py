@@ -30,7 +30,7 @@ from envfactory.cli._common import (
 )
 from envfactory.contracts.errors import EnvfactoryError, EvaluationError, TrajectoryError
 from envfactory.contracts.loader import load
-from envfactory.contracts.model import Contract
+from envfactory.contracts.model import Contract, Operation
 from envfactory.contracts.semantics import Machine
 from envfactory.contracts.values import FrozenMap
 from envfactory.statemachine.simulator import Response, Simulator
@@ -144,14 +144,22 @@ def replay_one(contract: Contract, machine: Machine, target: Any, traj: Trajecto
     found: list[Difference] = []
     for index, step in enumerate(traj.steps):
         response = target.call(step.tool, step.input)
-        found.extend(_against_recording(index, step, response))
+        found.extend(_against_recording(index, step, response, contract.operations.get(step.tool)))
         diffs, state = _against_contract(machine, contract, state, index, step.tool, step.input, response)
         found.extend(diffs)
     return Replayed(traj.id, len(traj.steps), tuple(found))
 
 
-def _against_recording(index: int, step: Any, response: Response) -> Iterator[Difference]:
-    if step.status is not None and step.status != response.status:
+def _against_recording(
+    index: int, step: Any, response: Response, op: Operation | None
+) -> Iterator[Difference]:
+    # two successes the operation's specification both documents (200 and 201, say) are the same
+    successes = set(op.success_statuses) if op is not None else set()
+    if (
+        step.status is not None
+        and step.status != response.status
+        and not {step.status, response.status} <= successes
+    ):
         yield Difference(
             index,
             step.tool,

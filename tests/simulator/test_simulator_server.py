@@ -171,11 +171,11 @@ def test_openapi_file_served_on_its_paths() -> None:
     contract = envfactory.load(Path(__file__).parent / "pets_openapi.yaml")
     with running(contract) as base, httpx.Client(base_url=base, timeout=10) as client:
         made = client.post("/pets", json={"name": "Rex"})
-        assert made.status_code == 200 and made.json()["name"] == "Rex"
+        assert made.status_code == 201 and made.json()["name"] == "Rex"
         pet = made.json()["id"]
         assert client.get(f"/pets/{pet}").json() == made.json()
         assert client.get("/pets", params={"limit": 5}).json() == [made.json()]
-        assert client.delete(f"/pets/{pet}").status_code == 200
+        assert client.delete(f"/pets/{pet}").status_code == 204
         missing = client.get(f"/pets/{pet}")
         assert missing.status_code == 404 and missing.json()["clause"] == "input.petId in pets"
         assert client.post("/pets", json={"name": 5}).status_code == 422
