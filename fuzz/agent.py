@@ -31,9 +31,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from hypothesis import HealthCheck, Phase, Verbosity, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
-from hypothesis.database import DirectoryBasedExampleDatabase
 
 from envfactory.contracts.errors import EvaluationError
 from envfactory.contracts.evaluator import Env
@@ -41,7 +40,7 @@ from envfactory.contracts.model import Contract
 from envfactory.fuzz import faults, inputs
 from envfactory.fuzz.draws import Source
 from envfactory.fuzz.findings import Finding, FindingError, Findings, error_for
-from envfactory.fuzz.runner import StopRun, Summary
+from envfactory.fuzz.runner import StopRun, Summary, run_settings, seed_test
 from envfactory.fuzz.targets import describe_exception, load_factory
 from envfactory.statemachine.simulator import Simulator
 from envfactory.trajectory import Step
@@ -269,20 +268,8 @@ def fuzz_agent(
             raise StopRun
         run.episode(Source(data))
 
-    config = settings(
-        max_examples=max_examples,
-        deadline=None,
-        database=DirectoryBasedExampleDatabase(database) if database else None,
-        suppress_health_check=list(HealthCheck),
-        verbosity=Verbosity.quiet,
-        report_multiple_bugs=True,
-        phases=(Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink),
-        print_blob=False,
-    )
-    runnable: Any = config(test)
-    runnable._hypothesis_internal_use_seed = seed  # as hypothesis.seed() does, keeping the database
-    if database:
-        runnable._hypothesis_internal_database_key = f"envfactory-agent:{contract.path}:{spec}".encode()
+    runnable: Any = run_settings(max_examples, database)(test)
+    seed_test(runnable, seed, f"envfactory-agent:{contract.path}:{spec}".encode() if database else None)
     try:
         runnable()
     except StopRun:

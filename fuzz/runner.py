@@ -48,6 +48,33 @@ class StopRun(BaseException):
     """Ends a run from inside a test case (a ``BaseException`` so Hypothesis does not shrink it)."""
 
 
+def run_settings(
+    max_examples: int, database: str | None, *, multiple: bool = True, steps: int | None = None
+) -> settings:
+    """Hypothesis settings for one fuzz run (the contract's or an agent's): quiet, no deadline and
+    no health checks, every phase, and an example database only where the user named one."""
+    stateful: dict[str, Any] = {} if steps is None else {"stateful_step_count": steps}
+    return settings(
+        max_examples=max_examples,
+        deadline=None,
+        database=DirectoryBasedExampleDatabase(database) if database else None,
+        suppress_health_check=list(HealthCheck),
+        verbosity=Verbosity.quiet,
+        report_multiple_bugs=multiple,
+        phases=(Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink),
+        print_blob=False,
+        **stateful,
+    )
+
+
+def seed_test(test: Any, seed: int, database_key: bytes | None) -> None:
+    """Seed a Hypothesis test as ``hypothesis.seed()`` does, minus its switching the database off:
+    a seeded test keeps no database unless it is given a key, so one is given when there is one."""
+    test._hypothesis_internal_use_seed = seed
+    if database_key is not None:
+        test._hypothesis_internal_database_key = database_key
+
+
 @attrs.frozen(slots=True)
 class Summary:
     """What one run did and found."""
@@ -246,30 +273,16 @@ def fuzz(
                 f"unknown finding kind(s) {', '.join(unknown)}: expected some of {', '.join(KINDS)}"
             )
         session.kinds = frozenset(kinds)
-    config = settings(
-        max_examples=max_examples,
-        stateful_step_count=steps,
-        deadline=None,
-        database=DirectoryBasedExampleDatabase(database) if database else None,
-        suppress_health_check=list(HealthCheck),
-        verbosity=Verbosity.quiet,
-        report_multiple_bugs=multiple,
-        phases=(Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink),
-        print_blob=False,
-    )
+    config = run_settings(max_examples, database, multiple=multiple, steps=steps)
     try:
-        # the seed is set as hypothesis.seed() does, minus its switching the database off
         if engine == "rules":
             machine_class: Any = build_machine(session)
             machine_class._hypothesis_internal_use_seed = seed
             test = get_state_machine_test(machine_class, settings=config)
         else:
             test = config(fast_test(session, steps))
-        test._hypothesis_internal_use_seed = seed  # type: ignore[attr-defined]
-        if database:
-            # Hypothesis keeps no database for a seeded test unless it is given a key
-            key = f"envfactory-fuzz:{contract.path}:{getattr(target, 'spec', '')}:{mode}:{engine}"
-            test._hypothesis_internal_database_key = hashlib.sha256(key.encode()).digest()  # type: ignore[attr-defined]
+        key = f"envfactory-fuzz:{contract.path}:{getattr(target, 'spec', '')}:{mode}:{engine}"
+        seed_test(test, seed, hashlib.sha256(key.encode()).digest() if database else None)
         test()
     except StopRun:
         pass

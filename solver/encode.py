@@ -57,6 +57,7 @@ from envfactory.solver.symbolic import (
     Unsupported,
     and_,
     arith,
+    case_pairs,
     cases,
     eq,
     is_sym,
@@ -405,17 +406,13 @@ class Encoder:
     def binop(self, op: str, a: SVal, b: SVal) -> Encoded:
         out: list[tuple[Term, SVal]] = []
         oks: list[Term] = []
-        for g, x in cases(a):
-            for h, y in cases(b):
-                guard = and_(g, h)
-                if guard is False:
-                    continue
-                got = self._binop1(op, x, y)
-                if got is None:
-                    continue
-                value, ok = got
-                out.append((guard, value))
-                oks.append(and_(guard, ok))
+        for guard, x, y in case_pairs(a, b):
+            got = self._binop1(op, x, y)
+            if got is None:
+                continue
+            value, ok = got
+            out.append((guard, value))
+            oks.append(and_(guard, ok))
         return Encoded(join(out), or_all(oks))
 
     def _binop1(self, op: str, x: SVal, y: SVal) -> tuple[SVal, Term] | None:
@@ -463,14 +460,7 @@ class Encoder:
         """Strict equality: booleans are not numbers, ``1 == 1.0``, records compare field sets."""
         if isinstance(a, Py) and isinstance(b, Py):
             return V.strict_eq(a.value, b.value)
-        parts: list[Term] = []
-        for g, x in cases(a):
-            for h, y in cases(b):
-                guard = and_(g, h)
-                if guard is False:
-                    continue
-                parts.append(and_(guard, self._equal1(x, y)))
-        return or_all(parts)
+        return or_all([and_(guard, self._equal1(x, y)) for guard, x, y in case_pairs(a, b)])
 
     def _equal1(self, x: SVal, y: SVal) -> Term:
         if isinstance(x, Null) and isinstance(y, Null):
@@ -547,14 +537,10 @@ class Encoder:
     def order(self, op: str, a: SVal, b: SVal) -> Encoded:
         values: list[Term] = []
         oks: list[Term] = []
-        for g, x in cases(a):
-            for h, y in cases(b):
-                guard = and_(g, h)
-                if guard is False:
-                    continue
-                if (_number(x) and _number(y)) or (isinstance(x, Str) and isinstance(y, Str)):
-                    values.append(and_(guard, arith(op, term_of(x), term_of(y))))
-                    oks.append(guard)
+        for guard, x, y in case_pairs(a, b):
+            if (_number(x) and _number(y)) or (isinstance(x, Str) and isinstance(y, Str)):
+                values.append(and_(guard, arith(op, term_of(x), term_of(y))))
+                oks.append(guard)
         return Encoded(Bool(or_all(values)), or_all(oks))
 
     def _Compare(self, node: ir.Compare, env: SymEnv) -> Encoded:
@@ -659,37 +645,33 @@ class Encoder:
         if func in ("min", "max"):
             out = []
             oks = []
-            for g, x in cases(args[0].value):
-                for h, y in cases(args[1].value):
-                    guard = and_(g, h)
-                    if guard is False or not (_number(x) and _number(y)):
-                        continue
-                    a, b = term_of(x), term_of(y)
-                    # Python: min(a, b) is b only when b < a; max(a, b) is b only when b > a
-                    take_b = arith("<" if func == "min" else ">", b, a)
-                    kind = _num_kind(x, y)
-                    if kind is Real and isinstance(x, Int) != isinstance(y, Int) and not is_sym(take_b):
-                        out.append((guard, y if take_b else x))
-                    else:
-                        out.append((guard, kind(ite(take_b, b, a))))
-                    oks.append(guard)
+            for guard, x, y in case_pairs(args[0].value, args[1].value):
+                if not (_number(x) and _number(y)):
+                    continue
+                a, b = term_of(x), term_of(y)
+                # Python: min(a, b) is b only when b < a; max(a, b) is b only when b > a
+                take_b = arith("<" if func == "min" else ">", b, a)
+                kind = _num_kind(x, y)
+                if kind is Real and isinstance(x, Int) != isinstance(y, Int) and not is_sym(take_b):
+                    out.append((guard, y if take_b else x))
+                else:
+                    out.append((guard, kind(ite(take_b, b, a))))
+                oks.append(guard)
             return Encoded(join(out), and_(ok, or_all(oks)))
         if func in ("startswith", "endswith"):
             values: list[Term] = []
             oks = []
-            for g, s in cases(args[0].value):
-                for h, p in cases(args[1].value):
-                    guard = and_(g, h)
-                    if guard is False or not (isinstance(s, Str) and isinstance(p, Str)):
-                        continue
-                    if not is_sym(s.t) and not is_sym(p.t):
-                        hit = s.t.startswith(p.t) if func == "startswith" else s.t.endswith(p.t)
-                    elif func == "startswith":
-                        hit = z3.PrefixOf(to_z3(p.t), to_z3(s.t))
-                    else:
-                        hit = z3.SuffixOf(to_z3(p.t), to_z3(s.t))
-                    values.append(and_(guard, hit))
-                    oks.append(guard)
+            for guard, s, p in case_pairs(args[0].value, args[1].value):
+                if not (isinstance(s, Str) and isinstance(p, Str)):
+                    continue
+                if not is_sym(s.t) and not is_sym(p.t):
+                    hit = s.t.startswith(p.t) if func == "startswith" else s.t.endswith(p.t)
+                elif func == "startswith":
+                    hit = z3.PrefixOf(to_z3(p.t), to_z3(s.t))
+                else:
+                    hit = z3.SuffixOf(to_z3(p.t), to_z3(s.t))
+                values.append(and_(guard, hit))
+                oks.append(guard)
             return Encoded(Bool(or_all(values)), and_(ok, or_all(oks)))
         raise Unsupported(f"the Z3 encoder has no rule for the built-in {func}()")
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -186,6 +186,14 @@ def _has_hole(value: Any) -> bool:
     return next(iter_holes(value), None) is not None
 
 
+def _validates(schemas: Schemas, value: SVal, raw: Any, schema: Any, validator: Any) -> Term:
+    """Whether a step's input or output validates: symbolically where it has holes, else by the
+    compiled validator (None: anything goes)."""
+    if _has_hole(raw):
+        return schemas.holds(value, schema)
+    return validator is None or bool(validator.is_valid(raw))
+
+
 def _loc(clause: Clause | Effect | None) -> str | None:
     return str(clause.loc) if clause is not None else None
 
@@ -340,24 +348,24 @@ class _Decider:
             self._track(enc, Tracked(i, kind, term, name, text, _loc(where), clause, notes), collect)
             return enc.stop is not None and not collect
 
+        def track_all(kind: str, clauses: Sequence[Clause], env: SymEnv) -> bool:
+            """``track`` each clause in ``env`` in turn, up to the first that stops the step."""
+            return any(track(kind, holds(encoder.encode(c.expr, env)), c.source, c) for c in clauses)
+
         in_schemas = Schemas(encoder, op.input_schema)
         value = in_schemas.build(step.input, op.input_schema, enc.holes)
         carried()
         if INVALID_ARGUMENTS in (step.meta or {}):
             input_ok: Term = False
-        elif _has_hole(step.input):
-            input_ok = in_schemas.holds(value, op.input_schema)
         else:
-            input_ok = op.input_validator is None or bool(op.input_validator.is_valid(step.input))
+            input_ok = _validates(in_schemas, value, step.input, op.input_schema, op.input_validator)
         if rejected:
             carried()
             return self._rejected_step(i, step, op, state, value, input_ok, enc, encoder, collect)
         if track("input_schema", input_ok, "input schema"):
             return state
-        env = SymEnv(state, value, NULL)
-        for clause in op.requires:
-            if track("precondition", holds(encoder.encode(clause.expr, env)), clause.source, clause):
-                return state
+        if track_all("precondition", op.requires, SymEnv(state, value, NULL)):
+            return state
         out_schemas = Schemas(encoder, op.output_schema)
         if step.has_output:
             output = out_schemas.build(step.output, op.output_schema or {}, enc.holes)
@@ -377,18 +385,13 @@ class _Decider:
                 return state
         output_ok: Term = True
         if step.has_output and op.output_schema is not None:
-            if _has_hole(step.output):
-                output_ok = out_schemas.holds(output, op.output_schema)
-            else:
-                output_ok = op.output_validator is None or bool(op.output_validator.is_valid(step.output))
+            output_ok = _validates(out_schemas, output, step.output, op.output_schema, op.output_validator)
         elif i in enc.outputs:
             output_ok = out_schemas.holds(output, op.output_schema or {})
         if track("output_schema", output_ok, "output schema"):
             return state
-        post_env = SymEnv(post, value, output)
-        for clause in op.ensures:
-            if track("postcondition", holds(encoder.encode(clause.expr, post_env)), clause.source, clause):
-                return state
+        if track_all("postcondition", op.ensures, SymEnv(post, value, output)):
+            return state
         inv_env = SymEnv(post)
         for clause in self.contract.invariants:
             reads = tuple(id(post.get(v)) for v in sorted(free_of(clause.expr)) if v in post)

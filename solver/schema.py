@@ -47,9 +47,11 @@ from envfactory.solver.symbolic import (
     or_all,
     to_z3,
 )
+from envfactory.statemachine.outputs import resolve_pointer
 from envfactory.trajectory import Hole, iter_holes
 
 MAX_DEPTH = 12
+_MISSING = object()
 _JSON_KINDS = ("null", "boolean", "integer", "number", "string", "array", "object")
 _IGNORED = frozenset(
     {
@@ -101,15 +103,9 @@ class Schemas:
     def _pointer(self, ref: str) -> Any:
         if not ref.startswith("#"):
             raise Unsupported(f"the $ref {ref!r} is not local to the bundled schema")
-        node: Any = self.root
-        for raw in ref[1:].split("/")[1:] if ref != "#" else []:
-            part = raw.replace("~1", "/").replace("~0", "~")
-            if isinstance(node, Mapping) and part in node:
-                node = node[part]
-            elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-                node = node[int(part)]
-            else:
-                raise Unsupported(f"the $ref {ref!r} does not resolve")
+        node = resolve_pointer(self.root, ref, _MISSING)
+        if node is _MISSING:
+            raise Unsupported(f"the $ref {ref!r} does not resolve")
         return node
 
     # -- fresh values ---------------------------------------------------------------------------

@@ -31,9 +31,10 @@ This module imports z3 and the contracts layer only.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import functools
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from fractions import Fraction
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 import z3
@@ -115,17 +116,28 @@ def _nary(make: Any, terms: list[Any]) -> Any:
     return z3.BoolRef(make(ctx.ref(), len(terms), args), ctx)
 
 
-def and_(*terms: Term) -> Term:
+def flat_bool(terms: Iterable[Any], unit: Any, zero: Any, make: Callable[[list[Any]], Any]) -> Any:
+    """An n-ary ``And`` (``unit`` true, ``zero`` false) or ``Or`` (the reverse) kept small: the
+    literal ``unit`` dropped, ``zero`` absorbing, a single term as itself, else ``make(terms)``.
+    Literals are compared by identity: z3py's own tests cost more than the rest of the encoding."""
     out: list[Any] = []
     for t in terms:
-        if t is True:
+        if t is unit:
             continue
-        if t is False:
-            return False
+        if t is zero:
+            return zero
         out.append(t)
     if not out:
-        return True
-    return out[0] if len(out) == 1 else _nary(z3.Z3_mk_and, out)
+        return unit
+    return out[0] if len(out) == 1 else make(out)
+
+
+_AND = functools.partial(_nary, z3.Z3_mk_and)
+_OR = functools.partial(_nary, z3.Z3_mk_or)
+
+
+def and_(*terms: Term) -> Term:
+    return flat_bool(terms, True, False, _AND)
 
 
 def and_all(terms: Iterable[Term]) -> Term:
@@ -133,16 +145,7 @@ def and_all(terms: Iterable[Term]) -> Term:
 
 
 def or_(*terms: Term) -> Term:
-    out: list[Any] = []
-    for t in terms:
-        if t is False:
-            continue
-        if t is True:
-            return True
-        out.append(t)
-    if not out:
-        return False
-    return out[0] if len(out) == 1 else _nary(z3.Z3_mk_or, out)
+    return flat_bool(terms, False, True, _OR)
 
 
 def or_all(terms: Iterable[Term]) -> Term:
@@ -267,57 +270,44 @@ def arith(op: str, a: Term, b: Term) -> Term:
 
 @attrs.frozen(slots=True, eq=False)
 class SVal:
-    """Base of every symbolic value."""
+    """Base of every symbolic value; ``kind`` names it in messages and merge keys."""
 
-    @property
-    def kind(self) -> str:
-        raise NotImplementedError
+    kind: ClassVar[str]
 
 
 @attrs.frozen(slots=True, eq=False)
 class Null(SVal):
-    @property
-    def kind(self) -> str:
-        return "null"
+    kind: ClassVar[str] = "null"
 
 
 NULL = Null()
 
 
 @attrs.frozen(slots=True, eq=False)
-class Bool(SVal):
-    t: Term
+class Simple(SVal):
+    """A value that is one Z3 term; the subclass says of which kind."""
 
-    @property
-    def kind(self) -> str:
-        return "boolean"
+    t: Term
 
 
 @attrs.frozen(slots=True, eq=False)
-class Int(SVal):
-    t: Term
-
-    @property
-    def kind(self) -> str:
-        return "integer"
+class Bool(Simple):
+    kind: ClassVar[str] = "boolean"
 
 
 @attrs.frozen(slots=True, eq=False)
-class Real(SVal):
-    t: Term
-
-    @property
-    def kind(self) -> str:
-        return "number"
+class Int(Simple):
+    kind: ClassVar[str] = "integer"
 
 
 @attrs.frozen(slots=True, eq=False)
-class Str(SVal):
-    t: Term
+class Real(Simple):
+    kind: ClassVar[str] = "number"
 
-    @property
-    def kind(self) -> str:
-        return "string"
+
+@attrs.frozen(slots=True, eq=False)
+class Str(Simple):
+    kind: ClassVar[str] = "string"
 
 
 @attrs.frozen(slots=True, eq=False)
@@ -326,9 +316,7 @@ class Rec(SVal):
 
     fields: Mapping[str, tuple[Term, SVal]]
 
-    @property
-    def kind(self) -> str:
-        return "record"
+    kind: ClassVar[str] = "record"
 
     def get(self, name: str) -> tuple[Term, SVal]:
         return self.fields.get(name, (False, NULL))
@@ -338,9 +326,7 @@ class Rec(SVal):
 class Lst(SVal):
     items: tuple[SVal, ...]
 
-    @property
-    def kind(self) -> str:
-        return "list"
+    kind: ClassVar[str] = "list"
 
 
 @attrs.frozen(slots=True, eq=False)
@@ -361,9 +347,7 @@ class Map(SVal):
     open: bool = False
     name: str = ""
 
-    @property
-    def kind(self) -> str:
-        return "map"
+    kind: ClassVar[str] = "map"
 
 
 @attrs.frozen(slots=True, eq=False)
@@ -372,9 +356,7 @@ class Union(SVal):
 
     options: tuple[tuple[Term, SVal], ...]
 
-    @property
-    def kind(self) -> str:
-        return "union"
+    kind: ClassVar[str] = "union"
 
 
 @attrs.frozen(slots=True, eq=False)
@@ -384,9 +366,7 @@ class Py(SVal):
     value: Any
     key_kind: str | None = None
 
-    @property
-    def kind(self) -> str:
-        return "known"
+    kind: ClassVar[str] = "known"
 
 
 SIMPLE = (Bool, Int, Real, Str)
@@ -394,7 +374,7 @@ SIMPLE = (Bool, Int, Real, Str)
 
 def term_of(v: SVal) -> Term:
     """The term of a boolean, number or string value."""
-    if isinstance(v, Bool | Int | Real | Str):
+    if isinstance(v, Simple):
         return v.t
     raise Unsupported(f"expected a boolean, number or string, got {v.kind}")
 
@@ -431,6 +411,16 @@ def cases(v: SVal) -> Sequence[tuple[Term, SVal]]:
     if isinstance(v, Union):
         return v.options
     return ((True, v),)
+
+
+def case_pairs(a: SVal, b: SVal) -> Iterator[tuple[Term, SVal, SVal]]:
+    """Every option of ``a`` with every option of ``b`` that can hold together, and its guard:
+    what an operator over two possibly-union values reads, one pair of single kinds at a time."""
+    for g, x in cases(a):
+        for h, y in cases(b):
+            guard = and_(g, h)
+            if guard is not False:
+                yield guard, x, y
 
 
 def key_sval(kind: str, t: Term) -> SVal:

@@ -48,6 +48,8 @@ from envfactory.contracts.model import UNKNOWN, Clause, Contract, Operation
 from envfactory.contracts.parser import Effect
 from envfactory.contracts.printer import to_source
 from envfactory.solver.regex import RegexUnsupported, to_z3_regex
+from envfactory.solver.symbolic import flat_bool
+from envfactory.statemachine._z3_literal import z3_literal
 
 # ------------------------------------------------------------------------------------- values
 
@@ -174,23 +176,13 @@ PRINTABLE = z3.Star(z3.Range(" ", "~"))
 
 
 def conj(*parts: z3.BoolRef) -> z3.BoolRef:
-    """``And`` that drops the literal ``TRUE`` (compared by identity: z3py's own tests cost more
-    than the rest of the encoding), keeping formulas small."""
-    kept = [p for p in parts if p is not TRUE]
-    if any(p is FALSE for p in kept):
-        return FALSE
-    if not kept:
-        return TRUE
-    return kept[0] if len(kept) == 1 else z3.And(*kept)
+    """``And`` that drops the literal ``TRUE``, keeping formulas small."""
+    return flat_bool(parts, TRUE, FALSE, z3.And)
 
 
 def disj(*parts: z3.BoolRef) -> z3.BoolRef:
-    kept = [p for p in parts if p is not FALSE]
-    if any(p is TRUE for p in kept):
-        return TRUE
-    if not kept:
-        return FALSE
-    return kept[0] if len(kept) == 1 else z3.Or(*kept)
+    """``Or`` that drops the literal ``FALSE``."""
+    return flat_bool(parts, FALSE, TRUE, z3.Or)
 
 
 def implies(a: z3.BoolRef, b: z3.BoolRef) -> z3.BoolRef:
@@ -710,14 +702,11 @@ def const(value: Any, node: ir.Expr | None = None, abstract: bool = False) -> Sy
     ``AStr`` literals in the abstract reading)."""
     if value is None:
         return NULL
-    if isinstance(value, bool):
-        return z3.BoolVal(value)
-    if isinstance(value, int):
-        return z3.IntVal(value)
-    if isinstance(value, float):
-        return z3.RealVal(value)
-    if isinstance(value, str):
-        return AStr(z3.IntVal(literal_id(value))) if abstract else z3.StringVal(value)
+    if abstract and isinstance(value, str):
+        return AStr(z3.IntVal(literal_id(value)))
+    scalar = z3_literal(value)
+    if scalar is not None:
+        return scalar
     if isinstance(value, Mapping):
         return Rec({str(k): const(v, node, abstract) for k, v in value.items()})
     if isinstance(value, list | tuple):

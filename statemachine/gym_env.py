@@ -193,17 +193,9 @@ def _decode(action: Any) -> tuple[str, Any, str | None]:
     return tool, value, None
 
 
-def make_env(
-    contract: Contract | str | Path,
-    goal: str | None = None,
-    max_steps: int = 50,
-    seed: int | None = None,
-    reward: Rewards | RewardFn | None = None,
-    observe_state: bool = False,
-    render_mode: str | None = None,
-) -> ContractEnv:
-    """A Gymnasium environment for ``contract`` (a loaded contract or a path)."""
-    return ContractEnv(contract, goal, max_steps, seed, reward, observe_state, render_mode)
+make_env = ContractEnv
+"""A Gymnasium environment for ``contract`` (a loaded contract or a path): the class itself, so
+that its parameters are stated once."""
 
 
 def register() -> None:

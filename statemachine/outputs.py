@@ -427,10 +427,10 @@ def _merge(a: Mapping[str, Any], b: Any) -> dict[str, Any]:
     return merged
 
 
-def resolve_pointer(root: Any, ref: str) -> Any:
-    """The schema a local ``#/a/b`` reference points to inside ``root``, or None."""
+def resolve_pointer(root: Any, ref: str, missing: Any = None) -> Any:
+    """The schema a local ``#/a/b`` reference points to inside ``root``, or ``missing``."""
     if not ref.startswith("#"):
-        return None
+        return missing
     node = root
     for raw in ref[1:].split("/")[1:] if ref != "#" else []:
         part = raw.replace("~1", "/").replace("~0", "~")
@@ -439,7 +439,7 @@ def resolve_pointer(root: Any, ref: str) -> Any:
         elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
             node = node[int(part)]
         else:
-            return None
+            return missing
     return node
 
 
@@ -604,7 +604,7 @@ class OutputSynthesizer:
                 value = set_path(value, path, plain_copy(fn(env)))
             except EvaluationError:
                 continue
-        if op.ensures and not _holds(op.ensures, state, input, value):
+        if op.ensures and not clauses_hold(op.ensures, state, input, value):
             solved = solve_output(op, plan.rest or [c.expr for c in op.ensures], state, input, value)
             if solved is not None:
                 value = solved
@@ -688,7 +688,9 @@ def _echo_input(op: Operation, value: Any, input: Any) -> Any:
     return echoed if validator is None or validator.is_valid(echoed) else value
 
 
-def _holds(clauses: Sequence[Clause], state: FrozenMap, input: Any, output: Any) -> bool:
+def clauses_hold(clauses: Sequence[Clause], state: FrozenMap, input: Any, output: Any = None) -> bool:
+    """Whether every clause is true here; one the evaluator cannot evaluate (a missing key, a
+    wrong type) does not hold."""
     env = Env(state, input, output)
     for clause in clauses:
         try:
@@ -717,6 +719,8 @@ def solve_output(
     """
     try:
         import z3
+
+        from envfactory.statemachine._z3_literal import z3_literal
     except ImportError:  # pragma: no cover
         return None
     env = Env(state, input, current)
@@ -747,15 +751,10 @@ def solve_output(
         return v
 
     def lit(value: Any) -> Any:
-        if isinstance(value, bool):
-            return z3.BoolVal(value)
-        if isinstance(value, int):
-            return z3.IntVal(value)
-        if isinstance(value, float):
-            return z3.RealVal(value)
-        if isinstance(value, str):
-            return z3.StringVal(value)
-        raise _Unsupported("not a scalar")
+        scalar = z3_literal(value)
+        if scalar is None:
+            raise _Unsupported("not a scalar")
+        return scalar
 
     def enc(node: ir.Expr) -> Any:
         if "output" not in ir.free_names(node):

@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from envfactory.cli._common import EXIT_USAGE, report_error
-from envfactory.errors import EnvfactoryError
+from envfactory.contracts.errors import EnvfactoryError
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Iterable, Iterator
-from typing import IO, Any
+from collections.abc import Callable, Iterable, Iterator
+from typing import IO, Any, TypeVar
 
 import click
 
@@ -15,6 +15,8 @@ EXIT_OK = 0
 EXIT_FINDING = 1
 EXIT_USAGE = 2
 EXIT_UNDECIDED = 3
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 _CONTROL = {i: f"\\x{i:02x}" for i in range(32) if i not in (9,)}
 _CONTROL[127] = "\\x7f"
@@ -48,6 +50,12 @@ def console(stderr: bool = False) -> Any:
     return Console(stderr=stderr, highlight=False, soft_wrap=True)
 
 
+def messages_console(out: str | None) -> Any:
+    """The console for a command's own lines: standard error when the file it writes goes to
+    standard output (``-o -``), so that the two never mix; else standard output."""
+    return console(stderr=out == "-")
+
+
 def contract_options(command: Any) -> Any:
     """``--with`` and ``--closed-world``: how every command that loads a contract may load it.
 
@@ -67,6 +75,36 @@ def contract_options(command: Any) -> Any:
     )(command)
 
 
+def output_option(
+    help: str, *, dest: str = "out", required: bool = False, writable: bool = False
+) -> Callable[[F], F]:
+    """``-o/--output FILE``, the one spelling every command writes its file with."""
+    return click.option(
+        "-o",
+        "--output",
+        dest,
+        required=required,
+        type=click.Path(dir_okay=False, writable=writable),
+        help=help,
+    )
+
+
+def timeout_option(
+    default: float, help: str = "Z3 seconds in all.", minimum: float = 0.1
+) -> Callable[[F], F]:
+    """``--timeout SECONDS``: the solver's budget (in all, or per trajectory as ``help`` says)."""
+    return click.option(
+        "--timeout", type=click.FloatRange(min=minimum), default=default, show_default=True, help=help
+    )
+
+
+def slots_option(default: int, maximum: int, help: str) -> Callable[[F], F]:
+    """``--slots N``: how many entries per collection a bounded Z3 encoding considers."""
+    return click.option(
+        "--slots", type=click.IntRange(min=1, max=maximum), default=default, show_default=True, help=help
+    )
+
+
 @contextlib.contextmanager
 def output_stream(out: str) -> Iterator[IO[bytes]]:
     """The binary stream a command writes its trajectory file to: ``-`` is standard output."""
@@ -80,6 +118,15 @@ def output_stream(out: str) -> Iterator[IO[bytes]]:
         raise UsageError(f"cannot write {out}: {err.strerror or err}") from None
     with stream:
         yield stream
+
+
+def write_trace(out: str | None, traj: Any, empty: str) -> str:
+    """Write one solver-made trajectory to ``out``; return its calls (or ``empty``) and where it
+    went, as terminal-safe text for the command's one-line summary."""
+    write_trajectory_file(out, [traj])
+    calls = ", ".join(step.tool for step in traj.steps) or empty
+    where = f" -> {out}" if out not in (None, "-") else ""
+    return safe_text(calls + where)
 
 
 def write_trajectory_file(out: str | None, trajectories: Iterable[Any]) -> None:

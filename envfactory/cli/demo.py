@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from envfactory.cli._common import EXIT_OK, console, safe_text
+from envfactory.cli._common import EXIT_OK, console, safe_text, timeout_option
 from envfactory.contracts.errors import UsageError
 from envfactory.contracts.loader import load
 from envfactory.report import Summary, json_document, summary_table
@@ -48,13 +48,7 @@ def examples(root: Path | None = None) -> Iterator[tuple[Path, Path]]:
 
 @click.command("demo")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option(
-    "--timeout",
-    type=click.FloatRange(min=0.01),
-    default=2.0,
-    show_default=True,
-    help="Z3 seconds per trajectory.",
-)
+@timeout_option(2.0, "Z3 seconds per trajectory.", minimum=0.01)
 def command(fmt: str, timeout: float) -> int:
     """Verify the bundled examples and show valid and broken trajectories side by side.
 

@@ -9,11 +9,12 @@ import json
 import os
 import shlex
 import sys
+from collections.abc import Mapping
 from typing import Any
 
 import click
 
-from envfactory.cli._common import EXIT_FINDING, EXIT_OK, console, contract_options, safe_text
+from envfactory.cli._common import EXIT_FINDING, EXIT_OK, console, contract_options, output_option, safe_text
 from envfactory.contracts.errors import UsageError
 
 MODES = ("valid", "adversarial")
@@ -44,13 +45,7 @@ ENGINES = ("rules", "fast")
     is_flag=True,
     help="Inject time-outs, dropped connections, 5xx and malformed responses (agents).",
 )
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="Write findings as a trajectory file.",
-)
+@output_option("Write findings as a trajectory file.", dest="output")
 @click.option(
     "--database",
     type=click.Path(file_okay=False),
@@ -96,9 +91,7 @@ def command(
     from envfactory.fuzz import findings as F
 
     loaded = envfactory.load(contract, with_state=with_state, closed_world=closed_world)
-    reproduce = _reproduce(
-        contract, target, mode, seed, max_examples, steps, engine, faults, with_state, closed_world, only
-    )
+    reproduce = _reproduce(click.get_current_context().params)
     if target.startswith("agent:"):
         from envfactory.fuzz.agent import fuzz_agent
 
@@ -154,30 +147,21 @@ def command(
     sys.exit(EXIT_FINDING if summary.findings else EXIT_OK)
 
 
-def _reproduce(
-    contract: str,
-    target: str,
-    mode: str,
-    seed: int,
-    max_examples: int,
-    steps: int,
-    engine: str,
-    faults: bool,
-    with_state: str | None,
-    closed_world: bool,
-    only: tuple[str, ...],
-) -> str:
-    parts = ["envfactory", "fuzz", contract, "--target", target, "--mode", mode, "--seed", str(seed)]
-    parts += ["--max-examples", str(max_examples), "--steps", str(steps)]
-    if engine != "rules":
-        parts += ["--engine", engine]
-    if faults:
+def _reproduce(params: Mapping[str, Any]) -> str:
+    """The command line that repeats this run, from the command's parsed parameters: the options
+    that decide what is found (not the budget, the output or the report format)."""
+    parts = ["envfactory", "fuzz", params["contract"], "--target", params["target"]]
+    parts += ["--mode", params["mode"], "--seed", str(params["seed"])]
+    parts += ["--max-examples", str(params["max_examples"]), "--steps", str(params["steps"])]
+    if params["engine"] != "rules":
+        parts += ["--engine", params["engine"]]
+    if params["faults"]:
         parts.append("--faults")
-    if with_state:
-        parts += ["--with", with_state]
-    if closed_world:
+    if params["with_state"]:
+        parts += ["--with", params["with_state"]]
+    if params["closed_world"]:
         parts.append("--closed-world")
-    for kind in only:
+    for kind in params["only"]:
         parts += ["--only", kind]
     return shlex.join(parts)
 

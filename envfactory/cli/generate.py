@@ -13,9 +13,9 @@ from typing import IO, Any
 
 import click
 
-from envfactory.cli._common import EXIT_OK, console, contract_options, output_stream, safe_text
+from envfactory.cli._common import EXIT_OK, console, contract_options, output_option, output_stream, safe_text
+from envfactory.contracts.errors import UsageError
 from envfactory.contracts.loader import load
-from envfactory.errors import UsageError
 from envfactory.statemachine.walk import LoadSpec, ProcessWalks, RayWalks, generate
 from envfactory.trajectory import Trajectory, dumps_trajectory
 
@@ -23,14 +23,7 @@ from envfactory.trajectory import Trajectory, dumps_trajectory
 @click.command("generate")
 @click.argument("contract", type=click.Path(dir_okay=False, exists=True))
 @click.option("-n", "count", type=click.IntRange(min=0), required=True, help="How many trajectories.")
-@click.option(
-    "-o",
-    "--output",
-    "out",
-    type=click.Path(dir_okay=False),
-    required=True,
-    help="JSON Lines file ('-': stdout).",
-)
+@output_option("JSON Lines file ('-': stdout).", required=True)
 @click.option("--seed", type=int, default=0, show_default=True, help="Every random choice flows from it.")
 @click.option("--goal", default=None, help="A goal name from the contract, or an expression over the state.")
 @click.option("--max-length", type=click.IntRange(min=1, max=1000), default=10, show_default=True)

@@ -8,31 +8,26 @@ from __future__ import annotations
 
 import click
 
-from envfactory.cli._common import EXIT_OK, console, contract_options, safe_text
+from envfactory.cli._common import (
+    EXIT_OK,
+    console,
+    contract_options,
+    output_option,
+    safe_text,
+    slots_option,
+    timeout_option,
+)
 from envfactory.contracts import load
-from envfactory.errors import UsageError
+from envfactory.contracts.errors import UsageError
 
 
 @click.command("graph")
 @click.argument("contract", type=click.Path(dir_okay=False))
-@click.option(
-    "-o",
-    "--output",
-    "out",
-    required=True,
-    type=click.Path(dir_okay=False),
-    help="File to write: .json (node-link), .dot, .mmd (Mermaid), .svg or .png (needs Graphviz).",
+@output_option(
+    "File to write: .json (node-link), .dot, .mmd (Mermaid), .svg or .png (needs Graphviz).", required=True
 )
-@click.option(
-    "--slots",
-    type=click.IntRange(min=1, max=6),
-    default=2,
-    show_default=True,
-    help="Entries per collection the solver considers when deciding an edge.",
-)
-@click.option(
-    "--timeout", type=click.FloatRange(min=0.1), default=30.0, show_default=True, help="Z3 seconds in all."
-)
+@slots_option(2, 6, "Entries per collection the solver considers when deciding an edge.")
+@timeout_option(30.0)
 @click.option(
     "--cover",
     "cover_file",

@@ -14,8 +14,16 @@ from pathlib import Path
 
 import click
 
-from envfactory.cli._common import EXIT_FINDING, EXIT_OK, EXIT_USAGE, output_stream, report_error, safe_text
-from envfactory.errors import TrajectoryError, UsageError
+from envfactory.cli._common import (
+    EXIT_FINDING,
+    EXIT_OK,
+    EXIT_USAGE,
+    output_option,
+    output_stream,
+    report_error,
+    safe_text,
+)
+from envfactory.contracts.errors import TrajectoryError, UsageError
 from envfactory.importers import FORMATS, broken_arguments, read
 from envfactory.trajectory import dumps_trajectory
 
@@ -23,14 +31,7 @@ from envfactory.trajectory import dumps_trajectory
 @click.command("import")
 @click.argument("fmt", metavar="FORMAT", type=click.Choice(FORMATS))
 @click.argument("file", type=click.Path(dir_okay=False, exists=True))
-@click.option(
-    "-o",
-    "--output",
-    "out",
-    required=True,
-    type=click.Path(dir_okay=False),
-    help="Trajectory file to write (JSON Lines); '-' for stdout.",
-)
+@output_option("Trajectory file to write (JSON Lines); '-' for stdout.", required=True)
 @click.option(
     "--functions",
     "functions",

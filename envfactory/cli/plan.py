@@ -17,9 +17,12 @@ from envfactory.cli._common import (
     EXIT_UNDECIDED,
     console,
     contract_options,
+    messages_console,
+    output_option,
     report_error,
     safe_text,
-    write_trajectory_file,
+    timeout_option,
+    write_trace,
 )
 from envfactory.contracts import load
 
@@ -32,16 +35,8 @@ from envfactory.contracts import load
 @click.option(
     "--max-depth", type=click.IntRange(min=0, max=64), default=8, show_default=True, help="Longest plan."
 )
-@click.option(
-    "-o",
-    "--output",
-    "out",
-    type=click.Path(dir_okay=False),
-    help="Trajectory file to write the plan to (JSON Lines; '-' for stdout).",
-)
-@click.option(
-    "--timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True, help="Z3 seconds in all."
-)
+@output_option("Trajectory file to write the plan to (JSON Lines; '-' for stdout).")
+@timeout_option(60.0)
 @contract_options
 def command(
     contract: str,
@@ -65,7 +60,7 @@ def command(
             timeout=timeout,
             progress=lambda depth: status.update(f"planning: depth {depth} of {max_depth}"),
         )
-    stdout = console(stderr=out == "-")
+    stdout = messages_console(out)
     if result.status == "none":
         stdout.print(f"no plan up to depth {max_depth} for {safe_text(result.goal)}", markup=False)
         if _unreachable(loaded, goal, timeout):
@@ -75,13 +70,8 @@ def command(
         report_error(f"undecided: {result.reason or 'the solver gave up'}")
         return EXIT_UNDECIDED
     traj = result.trajectory
-    write_trajectory_file(out, [traj])
-    steps = ", ".join(step.tool for step in traj.steps) or "(no calls: the goal holds initially)"
-    where = f" -> {out}" if out not in (None, "-") else ""
-    stdout.print(
-        f"plan of {len(traj.steps)} step(s) for {safe_text(result.goal)}: {safe_text(steps)}{safe_text(where)}",
-        markup=False,
-    )
+    calls = write_trace(out, traj, "(no calls: the goal holds initially)")
+    stdout.print(f"plan of {len(traj.steps)} step(s) for {safe_text(result.goal)}: {calls}", markup=False)
     if traj.initial:
         stdout.print(
             "  from an assumed starting state (open world; written as the trajectory's initial): "

@@ -14,8 +14,12 @@ from envfactory.cli._common import (
     EXIT_UNDECIDED,
     console,
     contract_options,
+    messages_console,
+    output_option,
     safe_text,
-    write_trajectory_file,
+    slots_option,
+    timeout_option,
+    write_trace,
 )
 from envfactory.contracts import load
 
@@ -26,23 +30,9 @@ from envfactory.contracts import load
     "--invariant", help="An expression over the state to prove (default: the contract's invariants)."
 )
 @click.option("--depth", type=click.IntRange(min=1, max=32), default=4, show_default=True, help="Largest k.")
-@click.option(
-    "-o",
-    "--output",
-    "out",
-    type=click.Path(dir_okay=False),
-    help="Trajectory file for the counterexample (JSON Lines; '-' for stdout).",
-)
-@click.option(
-    "--slots",
-    type=click.IntRange(min=1, max=8),
-    default=3,
-    show_default=True,
-    help="Entries per collection in the induction step (the small-model bound).",
-)
-@click.option(
-    "--timeout", type=click.FloatRange(min=0.1), default=60.0, show_default=True, help="Z3 seconds in all."
-)
+@output_option("Trajectory file for the counterexample (JSON Lines; '-' for stdout).")
+@slots_option(3, 8, "Entries per collection in the induction step (the small-model bound).")
+@timeout_option(60.0)
 @contract_options
 def command(
     contract: str,
@@ -68,18 +58,15 @@ def command(
             timeout=timeout,
             progress=lambda k: status.update(f"proving: k = {k} of {depth}"),
         )
-    stdout = console(stderr=out == "-")
+    stdout = messages_console(out)
     if result.status == "proved":
         stdout.print(result.message(), markup=False)
         return EXIT_OK
     if result.status == "violated" and result.counterexample is not None:
         traj = result.counterexample
-        write_trajectory_file(out, [traj])
-        steps = ", ".join(step.tool for step in traj.steps) or "(the initial state)"
-        where = f" -> {out}" if out not in (None, "-") else ""
+        calls = write_trace(out, traj, "(the initial state)")
         stdout.print(
-            f"violated: {safe_text(result.broken or '')} breaks after {len(traj.steps)} step(s): "
-            f"{safe_text(steps)}{safe_text(where)}",
+            f"violated: {safe_text(result.broken or '')} breaks after {len(traj.steps)} step(s): {calls}",
             markup=False,
         )
         return EXIT_FINDING

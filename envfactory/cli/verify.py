@@ -13,7 +13,7 @@ from typing import IO
 
 import click
 
-from envfactory.cli._common import console, report_error
+from envfactory.cli._common import console, output_option, report_error, timeout_option
 from envfactory.parallel import ENGINES, ContractRef, Options, verify_files
 from envfactory.report import FORMATS, Summary, write_json, write_junit, write_text
 from envfactory.verify import Result
@@ -37,13 +37,7 @@ INPUT_FORMATS = ("auto", "native", "openai-chat", "openai-responses", "anthropic
     is_flag=True,
     help="A forbidden call answered with its clause's error status counts as rejected, not invalid.",
 )
-@click.option(
-    "--timeout",
-    type=click.FloatRange(min=0.01),
-    default=5.0,
-    show_default=True,
-    help="Z3 seconds per trajectory.",
-)
+@timeout_option(5.0, "Z3 seconds per trajectory.", minimum=0.01)
 @click.option(
     "--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True, help="Worker processes."
 )
@@ -60,9 +54,7 @@ INPUT_FORMATS = ("auto", "native", "openai-chat", "openai-responses", "anthropic
     type=click.Path(dir_okay=False),
     help="Native state/clauses file joined to a tool list or OpenAPI document.",
 )
-@click.option(
-    "-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write the report to FILE."
-)
+@output_option("Write the report to FILE.", dest="output", writable=True)
 def command(
     contract: str,
     trajectories: tuple[str, ...],

@@ -5,9 +5,9 @@ Imports only ``envfactory.trajectory`` and the error types: nothing here runs wh
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
@@ -25,6 +25,8 @@ from envfactory.trajectory import (
 )
 
 _LINE_SUFFIXES = (".jsonl", ".ndjson", ".jsonlines")
+
+Items = TypeVar("Items")
 
 
 class Problem(Exception):
@@ -103,6 +105,52 @@ def record_id(record: Any, source: str, line: int, index: int | None) -> str:
         if isinstance(own, int) and not isinstance(own, bool):
             return str(own)
     return default_id(source, line, index)
+
+
+def split_records(
+    data: Any, source: str, line: int, is_container: Callable[[Any], bool]
+) -> list[tuple[Any, str, str]]:
+    """``(record, id, label)`` for each conversation record in ``data``: the items of a list of
+    containers (labelled ``[i].``, the index in the list), else ``data`` itself (no label)."""
+    if isinstance(data, list) and data and all(is_container(x) for x in data):
+        return [(x, record_id(x, source, line, i), f"[{i - 1}].") for i, x in enumerate(data, 1)]
+    return [(data, record_id(data, source, line, None), "")]
+
+
+def import_records(
+    data: Any,
+    source: str,
+    line: int,
+    is_container: Callable[[Any], bool],
+    items_of: Callable[[Any], Items | None],
+    convert: Callable[[str, Items, Location], Trajectory],
+    expected: str,
+) -> Iterator[Trajectory | TrajectoryError]:
+    """``import_each`` over ``split_records``: ``items_of`` reads a record's conversation items
+    (None for a record of the wrong shape, which is told what was ``expected``)."""
+    found = (
+        (tid, items_of(record), label)
+        for record, tid, label in split_records(data, source, line, is_container)
+    )
+    yield from import_each(found, convert, expected, Location(source, line))
+
+
+def import_each(
+    found: Iterable[tuple[str, Items | None, str]],
+    convert: Callable[[str, Items, Location], Trajectory],
+    expected: str,
+    location: Location,
+) -> Iterator[Trajectory | TrajectoryError]:
+    """Each conversation ``(id, items, label)`` converted to a trajectory; items None (a record of
+    the wrong shape) is an error saying what was ``expected``. A conversation that cannot be
+    imported is one error, prefixed with its label, and the others go on."""
+    for tid, items, label in found:
+        try:
+            if items is None:
+                raise Problem(expected)
+            yield convert(tid, items, location)
+        except (Problem, TrajectoryError) as err:
+            yield TrajectoryError(label + err.message, location)
 
 
 BROKEN_ARGUMENTS = "invalid_arguments"

@@ -18,7 +18,7 @@ from envfactory.importers._common import (
     PendingStep,
     Problem,
     check_value,
-    record_id,
+    import_records,
     require_str,
     text_of,
     tool_input,
@@ -28,25 +28,12 @@ from envfactory.trajectory import Trajectory
 
 FORMAT = "anthropic"
 ERROR_STATUS = 400
+_EXPECTED = "expected a list of messages, an object with 'messages', or a response message"
 
 
 def import_anthropic(data: Any, *, source: str, line: int = 0) -> Iterator[Trajectory | TrajectoryError]:
     """One trajectory per conversation in ``data`` (a record read from ``source`` at ``line``)."""
-    location = Location(source, line)
-    if isinstance(data, list) and data and all(_is_container(x) for x in data):
-        records = [(x, record_id(x, source, line, i), f"[{i - 1}].") for i, x in enumerate(data, 1)]
-    else:
-        records = [(data, record_id(data, source, line, None), "")]
-    for record, tid, label in records:
-        try:
-            messages = _messages(record)
-            if messages is None:
-                raise Problem("expected a list of messages, an object with 'messages', or a response message")
-            yield _import(tid, messages, location)
-        except Problem as problem:
-            yield TrajectoryError(label + problem.message, location)
-        except TrajectoryError as err:
-            yield TrajectoryError(label + err.message, location)
+    yield from import_records(data, source, line, _is_container, _messages, _import, _EXPECTED)
 
 
 def _is_container(item: Any) -> bool:

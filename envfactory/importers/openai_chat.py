@@ -17,6 +17,7 @@ from envfactory.importers._common import (
     PendingStep,
     Problem,
     default_id,
+    import_each,
     record_id,
     require_str,
     text_of,
@@ -30,19 +31,12 @@ FORMAT = "openai-chat"
 
 def import_openai_chat(data: Any, *, source: str, line: int = 0) -> Iterator[Trajectory | TrajectoryError]:
     """One trajectory per conversation in ``data`` (a record read from ``source`` at ``line``)."""
-    location = Location(source, line)
-    for tid, messages, label in _conversations(data, source, line):
-        try:
-            if messages is None:
-                raise Problem(
-                    "expected a list of chat messages, an object with 'messages', or a completion with "
-                    "'choices'"
-                )
-            yield _import(tid, messages, location)
-        except Problem as problem:
-            yield TrajectoryError(label + problem.message, location)
-        except TrajectoryError as err:
-            yield TrajectoryError(label + err.message, location)
+    yield from import_each(
+        _conversations(data, source, line),
+        _import,
+        "expected a list of chat messages, an object with 'messages', or a completion with 'choices'",
+        Location(source, line),
+    )
 
 
 def _conversations(data: Any, source: str, line: int) -> list[tuple[str, list[Any] | None, str]]:

@@ -16,7 +16,7 @@ from envfactory.importers._common import (
     CallLog,
     PendingStep,
     Problem,
-    record_id,
+    import_records,
     require_str,
     text_of,
     tool_input,
@@ -27,29 +27,14 @@ from envfactory.trajectory import Trajectory
 FORMAT = "openai-responses"
 ITEM_TYPES = frozenset({"function_call", "function_call_output"})
 _KEYS = ("input", "output", "data")
+_EXPECTED = "expected a list of Responses API items, or an object with 'input', 'output' or 'data'"
 
 
 def import_openai_responses(
     data: Any, *, source: str, line: int = 0
 ) -> Iterator[Trajectory | TrajectoryError]:
     """One trajectory per conversation in ``data`` (a record read from ``source`` at ``line``)."""
-    location = Location(source, line)
-    if isinstance(data, list) and data and all(_is_container(x) for x in data):
-        records = [(x, record_id(x, source, line, i), f"[{i - 1}].") for i, x in enumerate(data, 1)]
-    else:
-        records = [(data, record_id(data, source, line, None), "")]
-    for record, tid, label in records:
-        try:
-            items = _items(record)
-            if items is None:
-                raise Problem(
-                    "expected a list of Responses API items, or an object with 'input', 'output' or 'data'"
-                )
-            yield _import(tid, items, location)
-        except Problem as problem:
-            yield TrajectoryError(label + problem.message, location)
-        except TrajectoryError as err:
-            yield TrajectoryError(label + err.message, location)
+    yield from import_records(data, source, line, _is_container, _items, _import, _EXPECTED)
 
 
 def _is_container(item: Any) -> bool:

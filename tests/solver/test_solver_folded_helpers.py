@@ -1,0 +1,52 @@
+"""The helpers that several modules now share (folded from repeated code) keep each caller's meaning."""
+
+from __future__ import annotations
+
+import z3
+
+from envfactory.solver import transition as T
+from envfactory.solver.symbolic import NULL, Int, Str, Union, and_, case_pairs, flat_bool, or_
+from envfactory.statemachine._z3_literal import z3_literal
+from envfactory.statemachine.outputs import resolve_pointer
+
+
+def test_flat_bool_drops_units_and_absorbs_zeros_for_both_literal_kinds() -> None:
+    x, y = z3.Bools("x y")
+    assert and_() is True and or_() is False
+    assert and_(True, x, True) is x and or_(False, x) is x
+    assert and_(x, False, y) is False and or_(x, True, y) is True
+    assert z3.eq(and_(x, y), z3.And(x, y)) and z3.eq(or_(x, y), z3.Or(x, y))
+    assert T.conj(T.TRUE, x) is x and T.conj(x, T.FALSE) is T.FALSE and T.conj() is T.TRUE
+    assert T.disj(T.FALSE, y) is y and T.disj(y, T.TRUE) is T.TRUE and T.disj() is T.FALSE
+    assert z3.eq(T.conj(x, y), z3.And(x, y))
+    made: list[list[object]] = []
+    assert flat_bool(["a", "b"], 1, 0, lambda terms: made.append(terms) or "both") == "both"
+    assert made == [["a", "b"]]
+
+
+def test_case_pairs_skips_combinations_that_cannot_hold_together() -> None:
+    g = z3.Bool("g")
+    a = Union(((g, Int(1)), (z3.Not(g), Str("s"))))
+    pairs = list(case_pairs(a, Int(2)))
+    assert [(type(x).__name__, type(y).__name__) for _, x, y in pairs] == [("Int", "Int"), ("Str", "Int")]
+    assert pairs[0][0] is g
+    assert list(case_pairs(Union(((False, Int(1)),)), NULL)) == []
+
+
+def test_z3_literal_reads_scalars_only() -> None:
+    assert z3.eq(z3_literal(True), z3.BoolVal(True))
+    assert z3.eq(z3_literal(7), z3.IntVal(7))
+    assert z3.eq(z3_literal(0.5), z3.RealVal(0.5))
+    assert z3.eq(z3_literal("hi"), z3.StringVal("hi"))
+    assert z3_literal(None) is None and z3_literal([1]) is None and z3_literal({"a": 1}) is None
+    assert z3.eq(T.const("hi"), z3.StringVal("hi")) and isinstance(T.const("hi", abstract=True), T.AStr)
+
+
+def test_resolve_pointer_tells_a_missing_target_from_a_null_one() -> None:
+    root = {"a": {"b~c": [None, {"d": 1}]}}
+    missing = object()
+    assert resolve_pointer(root, "#/a/b~0c/1/d") == 1
+    assert resolve_pointer(root, "#/a/b~0c/0", missing) is None
+    assert resolve_pointer(root, "#/a/nope", missing) is missing
+    assert resolve_pointer(root, "other.json#/a", missing) is missing
+    assert resolve_pointer(root, "#/a/nope") is None
