@@ -14,6 +14,7 @@ Imports from ``envfactory.contracts`` only (and Z3, lazily); never from ``envfac
 from __future__ import annotations
 
 import contextlib
+import datetime
 import hashlib
 import importlib
 import random
@@ -180,9 +181,6 @@ _NAME_HINTS: tuple[tuple[str, str], ...] = (
 )
 _FORMATS = {
     "email": "email",
-    "date-time": "iso8601",
-    "date": "date",
-    "time": "time",
     "uri": "url",
     "url": "url",
     "uuid": "uuid4",
@@ -190,6 +188,11 @@ _FORMATS = {
     "ipv4": "ipv4",
     "ipv6": "ipv6",
 }
+
+
+_CLOCK_FORMATS = frozenset({"date-time", "date", "time"})
+LATEST_TIMESTAMP = 1_893_456_000
+"""Sampled dates fall between 1970 and 2030-01-01 (UTC)."""
 
 
 class Sampler:
@@ -342,6 +345,8 @@ class Sampler:
         return text
 
     def _faked(self, fmt: Any, name: str | None) -> str:
+        if fmt in _CLOCK_FORMATS:
+            return self._moment(fmt)
         fake = self.faker()
         provider = _FORMATS.get(fmt) if isinstance(fmt, str) else None
         if provider is None and name:
@@ -352,6 +357,18 @@ class Sampler:
         if provider is not None:
             return str(getattr(fake, provider)())
         return str(fake.word())
+
+    def _moment(self, fmt: str) -> str:
+        """An RFC 3339 ``date-time``, ``date`` or ``time`` in UTC, drawn from the seed alone.
+
+        Not Faker's: it draws up to the wall clock and formats in the machine's time zone, so
+        the same seed would give other bytes on another day or machine (and no UTC offset)."""
+        moment = datetime.datetime.fromtimestamp(self.rng.randrange(LATEST_TIMESTAMP), tz=datetime.UTC)
+        if fmt == "date":
+            return moment.date().isoformat()
+        if fmt == "time":
+            return moment.timetz().isoformat()
+        return moment.isoformat()
 
     def array(self, schema: Mapping[str, Any], root: Any, depth: int) -> list[Any]:
         lo = schema.get("minItems", 0)

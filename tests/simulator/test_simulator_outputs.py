@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import re
+import time
 
 import jsonschema
 import pytest
@@ -79,6 +80,31 @@ def test_sampling_is_a_function_of_the_seed() -> None:
     again = [Sampler(random.Random(s)).value(schema) for s in range(20)]
     assert first == again
     assert len({repr(v) for v in first}) > 10
+
+
+@pytest.mark.parametrize(
+    ("fmt", "shape"),
+    [
+        ("date-time", r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00"),
+        ("date", r"\d{4}-\d\d-\d\d"),
+        ("time", r"\d\d:\d\d:\d\d\+00:00"),
+    ],
+)
+def test_dates_depend_on_the_seed_alone(fmt: str, shape: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Not on the clock nor on the machine's time zone (Faker's dates depend on both): the same
+    seed gives the same RFC 3339 text, with its UTC offset, on any day and machine."""
+    schema = {"type": "string", "format": fmt}
+    first = [Sampler(random.Random(s)).value(schema) for s in range(5)]
+    monkeypatch.setenv("TZ", "Pacific/Kiritimati")  # UTC+14
+    time.tzset()
+    try:
+        again = [Sampler(random.Random(s)).value(schema) for s in range(5)]
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+    assert first == again
+    assert len(set(first)) == 5
+    assert all(re.fullmatch(shape, text) for text in first), first
 
 
 def test_derived_seeds_are_stable_and_distinct() -> None:
