@@ -26,7 +26,6 @@ import attrs
 
 from envfactory.contracts import ir
 from envfactory.contracts.errors import EvaluationError
-from envfactory.contracts.evaluator import Env
 from envfactory.contracts.model import UNKNOWN, Contract, Operation
 from envfactory.contracts.semantics import Failure, Machine
 from envfactory.contracts.state import initial_state
@@ -35,6 +34,7 @@ from envfactory.contracts.values import to_json as value_to_json
 from envfactory.statemachine.outputs import (
     OutputSynthesizer,
     Sampler,
+    clauses_hold,
     derive_seed,
     get_path,
     plain_copy,
@@ -216,14 +216,7 @@ class Simulator:
             return False
         if op.input_validator is not None and not op.input_validator.is_valid(input):
             return False
-        env = Env(self._state, input)
-        for clause in op.requires:
-            try:
-                if clause.fn(env) is not True:
-                    return False
-            except EvaluationError:
-                return False
-        return True
+        return clauses_hold(op.requires, self._state, input)
 
     def _run(self, tool: str, value: Any, pre: FrozenMap, index: int) -> tuple[Response, FrozenMap]:
         machine = self._c.machine

@@ -36,7 +36,7 @@ from envfactory.contracts.errors import EvaluationError, Location, UsageError
 from envfactory.contracts.evaluator import Env, compile_expr
 from envfactory.contracts.model import Contract, Operation
 from envfactory.contracts.values import FrozenMap
-from envfactory.statemachine.outputs import KeyUse, Sampler, derive_seed, key_uses, set_path
+from envfactory.statemachine.outputs import KeyUse, Sampler, derive_seed, get_path, key_uses, set_path
 from envfactory.statemachine.simulator import Simulator
 from envfactory.trajectory import Trajectory
 
@@ -80,7 +80,7 @@ class InputDrawer:
             if not fresh and keys:
                 value = set_path(value, use.path, rng.choice(keys))
             elif fresh and keys:
-                current = _get(value, use.path)
+                current = get_path(value, use.path)
                 if current in keys:
                     value = set_path(value, use.path, _fresh_like(current, keys, rng))
         return value
@@ -107,14 +107,6 @@ class InputDrawer:
             if sim.enabled(tool, value):
                 return value
         return None
-
-
-def _get(value: Any, path: Path) -> Any:
-    for part in path:
-        if not isinstance(value, Mapping):
-            return None
-        value = value.get(part)
-    return value
 
 
 def _fresh_like(current: Any, keys: list[Any], rng: random.Random) -> Any:
