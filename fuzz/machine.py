@@ -178,6 +178,9 @@ class Case:
             if how <= 6:
                 known = self.known.get(collection)
                 if known:
+                    if how == 5:  # a key that is gone now, where there is one: use after delete
+                        live = state.get(collection) or ()
+                        known = [k for k in known if k not in live] or known
                     value[field] = known[-1 - pick % len(known)]
         return value
 

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import inspect
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
 from typing import Any
 
 import attrs
@@ -65,6 +66,39 @@ def run_settings(
         print_blob=False,
         **stateful,
     )
+
+
+@contextlib.contextmanager
+def pinned_constants(*code: Any) -> Iterator[None]:
+    """Hypothesis now and then draws a literal it mined from the source of every loaded module
+    outside the libraries; which modules are loaded depends on what the process did before, so the
+    same seed would not give the same run (and an editable install would fuzz differently from a
+    wheel). For one run the pool is pinned to the code under test: the modules of ``code`` (the
+    Python target's factory, the agent), whose boundary constants are what the mining is for.
+
+    Uses ``hypothesis.internal``: if its layout changes, the run goes on unpinned.
+    """
+    try:
+        from hypothesis.internal.conjecture import providers
+        from hypothesis.internal.constants_ast import Constants, constants_from_module
+    except ImportError:  # pragma: no cover - a Hypothesis without constant mining
+        yield
+        return
+    if not hasattr(providers, "_get_local_constants") or not hasattr(providers, "CONSTANTS_CACHE"):
+        yield  # pragma: no cover
+        return
+    pool = Constants()
+    for module in {id(m): m for m in map(inspect.getmodule, code) if m is not None}.values():
+        with contextlib.suppress(Exception):  # a module without source mines nothing
+            pool |= constants_from_module(module)
+    saved = providers._get_local_constants
+    providers._get_local_constants = lambda: pool
+    providers.CONSTANTS_CACHE.cache.clear()
+    try:
+        yield
+    finally:
+        providers._get_local_constants = saved
+        providers.CONSTANTS_CACHE.cache.clear()
 
 
 def seed_test(test: Any, seed: int, database_key: bytes | None) -> None:
@@ -283,7 +317,8 @@ def fuzz(
             test = config(fast_test(session, steps))
         key = f"envfactory-fuzz:{contract.path}:{getattr(target, 'spec', '')}:{mode}:{engine}"
         seed_test(test, seed, hashlib.sha256(key.encode()).digest() if database else None)
-        test()
+        with pinned_constants(*[f for f in (getattr(target, "factory", None),) if f is not None]):
+            test()
     except StopRun:
         pass
     except Exception as err:

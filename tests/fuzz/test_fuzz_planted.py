@@ -7,6 +7,8 @@ call sequence that shows it, and must find nothing at all in the correct impleme
 
 from __future__ import annotations
 
+import importlib
+import sys
 from pathlib import Path
 
 import pytest
@@ -102,3 +104,17 @@ def test_same_seed_same_run():
     second = _run("tickets", "HidingTickets", "adversarial", max_examples=40, seed=7)
     assert [f.to_json() for f in first.findings] == [f.to_json() for f in second.findings]
     assert [f.steps for f in first.findings] == [f.steps for f in second.findings]
+
+
+def test_same_seed_same_run_whatever_else_the_process_loaded(tmp_path, monkeypatch):
+    """Hypothesis mines literals from every loaded non-library module; a module loaded in between
+    (another test, the user's notebook) must not change a seeded run."""
+    first = _run("petstore", "UseAfterDeleteStore", "adversarial", max_examples=30)
+    source = "\n".join(f"LIMIT_{i} = {1_000_003 + 7919 * i}" for i in range(300))
+    (tmp_path / "unrelated_constants.py").write_text(source + '\nNAME = "Ⱥ-unrelated"\n')
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "unrelated_constants", raising=False)
+    importlib.import_module("unrelated_constants")
+    second = _run("petstore", "UseAfterDeleteStore", "adversarial", max_examples=30)
+    assert (first.calls, first.test_cases) == (second.calls, second.test_cases)
+    assert [f.to_json() for f in first.findings] == [f.to_json() for f in second.findings]
