@@ -122,6 +122,21 @@ class _Compiler:
         cname = state_name or ""
         kkind, kval = self._leaf(index.key)
         ksrc = to_source(index.key)
+        if state_name is not None and kkind is _LOCAL:
+            # state_collection[loop_var].field: the body of most quantifiers, read with no calls
+            def field_in_loop(env: Env) -> Any:
+                k = env.locals[kval]
+                try:
+                    record = env.state[cname][k]
+                except (KeyError, TypeError):
+                    if cname not in env.state:
+                        raise EvaluationError(f"state variable {cname!r} has no value") from None
+                    record = V.get_item(env.state[cname], k, container_source)
+                if record.__class__ is dict:
+                    return record.get(name)
+                return V.get_field(record, name, source)
+
+            return field_in_loop
 
         def field_of_item(env: Env) -> Any:
             if container_fn is None:
@@ -346,6 +361,8 @@ class _Compiler:
             x = other(env) if other_kind is _FN else _read(other_kind, other, osrc, env)
             if kind is _CONST:
                 y = payload
+            elif kind is _LOCAL:
+                y = env.locals[payload]
             elif kind is _INPUT_FIELD and env.input.__class__ is dict:
                 y = env.input.get(payload)
             elif kind is _OUTPUT_FIELD and env.output.__class__ is dict:
