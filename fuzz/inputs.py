@@ -355,31 +355,39 @@ def object_properties(schema: Mapping[str, Any]) -> tuple[dict[str, Any], list[s
     return props, required, node.get("additionalProperties", True)
 
 
-def boundary_values(field_schema: Any, root: Any) -> list[Any]:
-    """Values just inside and just outside a field's bounds."""
+def boundary_values(field_schema: Any, root: Any) -> tuple[list[Any], list[Any]]:
+    """A field's values just outside its bounds (the schema forbids them), and those on or just
+    inside them with a few classic troublemakers (the schema may allow them)."""
     node = _as_map(field_schema, root)
-    out: list[Any] = []
+    outside: list[Any] = []
+    edges: list[Any] = []
     kind = node.get("type")
     if kind in ("integer", "number"):
         lo, hi = _bounds(node)
-        for edge in (lo, hi):
+        for edge, step in ((lo, -1), (hi, 1)):
             if edge is not None and math.isfinite(edge):
-                base = math.ceil(edge) if kind == "integer" else edge
-                out.extend([int(base) - 1, int(base), int(base) + 1] if kind == "integer" else [edge])
-        out.extend([0, -1, 2**31, -(2**31), 2**53 + 1])
+                if kind == "integer":
+                    base = int(math.ceil(edge) if step < 0 else math.floor(edge))
+                    outside.append(base + step)
+                    edges.extend([base, base - step])
+                else:
+                    outside.append(edge + step)
+                    edges.append(edge)
+        edges.extend([0, -1, 2**31, -(2**31), 2**53 + 1])
     elif kind == "string":
         min_len = node.get("minLength")
         max_len = node.get("maxLength")
         if isinstance(min_len, int) and min_len > 0:
-            out.append("a" * (min_len - 1))
+            outside.append("a" * (min_len - 1))
         if isinstance(max_len, int):
-            out.extend(["a" * max_len, "a" * (max_len + 1)])
-        out.extend(["", " ", "\u00e9\u4e2d\U0001f600", "../../etc/passwd", "' OR 1=1 --", "%s%n"])
+            outside.append("a" * (max_len + 1))
+            edges.append("a" * max_len)
         if isinstance(node.get("enum"), list):
-            out.append("NOT_IN_ENUM")
+            outside.append("NOT_IN_ENUM")
+        edges.extend(["", " ", "\u00e9\u4e2d\U0001f600", "../../etc/passwd", "' OR 1=1 --", "%s%n"])
     elif kind == "array":
-        out.extend([[], [None] * 50])
-    return out
+        edges.extend([[], [None] * 50])
+    return outside, edges
 
 
 MUTATIONS = ("wrong_type", "missing_field", "extra_field", "boundary", "not_an_object")
@@ -411,9 +419,12 @@ def mutate(value: Any, schema: Mapping[str, Any], kind: str, choice: int, *, all
         return fields
     name = names[choice % len(names)]
     if kind == "boundary":
-        candidates = boundary_values(props.get(name, {}), schema)
+        outside, edges = boundary_values(props.get(name, {}), schema)
+        # half of the draws go just outside a bound, where off-by-one validation hides
+        rest = choice // max(len(names), 1)
+        candidates = outside if outside and rest % 2 == 0 else outside + edges
         if candidates:
-            fields[name] = candidates[(choice // max(len(names), 1)) % len(candidates)]
+            fields[name] = candidates[(rest // 2) % len(candidates)]
             return fields
     fields[name] = WRONG_VALUES[(choice // max(len(names), 1)) % len(WRONG_VALUES)]
     return fields
