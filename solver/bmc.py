@@ -6,7 +6,8 @@ what must hold on each state and ask about the last one. ``plan`` asks for the g
 0, 1, 2, ... so the first plan found is a shortest one; it comes out as a trajectory with concrete
 inputs and outputs, re-checked step by step against the concrete semantics before it is returned.
 
-Imports the contracts layer, the trajectory format and ``solver.transition``; nothing above.
+Imports the contracts layer, the trajectory format and ``solver.transition`` (with its
+``domain`` / ``fresh`` / ``states`` / ``readback``); nothing above.
 """
 
 from __future__ import annotations
@@ -26,7 +27,11 @@ from envfactory.contracts.evaluator import compile_expr
 from envfactory.contracts.model import Clause, Contract
 from envfactory.contracts.semantics import Failure, Machine
 from envfactory.contracts.values import FrozenMap, to_json
-from envfactory.solver import transition as X
+from envfactory.solver.domain import conj, disj
+from envfactory.solver.fresh import StepVars
+from envfactory.solver.readback import Model, concretize_strings
+from envfactory.solver.states import SymState, slots_needed
+from envfactory.solver.transition import Transition, state_predicate
 from envfactory.trajectory import Step, Trajectory
 
 
@@ -45,19 +50,19 @@ class Unrolling:
         extra: Sequence[Clause | ir.Expr] = (),
     ) -> None:
         self.contract = contract
-        self.transition = X.Transition(contract, extra=extra)
+        self.transition = Transition(contract, extra=extra)
         self.ops = list(contract.operations)
         self.slots = slots
         self.tag = tag
         self.solver = z3.Solver()
         self.deadline = time.monotonic() + timeout
         first = self.transition.fresh_state(f"{tag}s0", slots)
-        self.states: list[X.SymState] = [first]
+        self.states: list[SymState] = [first]
         self.selectors: list[z3.ArithRef] = []
         self._model: z3.ModelRef | None = None
         self.skipped: dict[str, str] = {}
         """Operations outside the symbolic fragment (never chosen), with the reason."""
-        self.io: list[dict[str, X.StepVars]] = []
+        self.io: list[dict[str, StepVars]] = []
         self.solver.add(first.wf)
         if initial:
             self.solver.add(self.transition.initial(first, overrides))
@@ -66,13 +71,13 @@ class Unrolling:
     def depth(self) -> int:
         return len(self.states) - 1
 
-    def extend(self) -> X.SymState:
+    def extend(self) -> SymState:
         """Add one step after the last state; return the new last state."""
         t = len(self.states)
         pre = self.states[-1]
         post = self.transition.fresh_state(f"{self.tag}s{t}", self.slots)
         sel = z3.Int(f"{self.tag}op{t}")
-        io: dict[str, X.StepVars] = {}
+        io: dict[str, StepVars] = {}
         choices = [z3.And(sel >= 0, sel < len(self.ops))]
         for i, name in enumerate(self.ops):
             op = self.contract.operations[name]
@@ -127,7 +132,7 @@ class Unrolling:
             if self.check(*assumptions, *chosen, *wishes, limit=polish) != z3.sat:
                 self._model = first
         specs = [spec for io, n in zip(self.io, names, strict=True) for spec in io[n].strings]
-        model = X.Model(self._model, X.concretize_strings(self._model, specs))
+        model = Model(self._model, concretize_strings(self._model, specs))
         result = []
         for io, name in zip(self.io, names, strict=True):
             vars_ = io[name]
@@ -141,7 +146,7 @@ class Unrolling:
         unknown = [name for name, var in self.contract.state.items() if not var.known]
         if not unknown:
             return None
-        values = X.Model(self._model).state(self.states[0])
+        values = Model(self._model).state(self.states[0])
         return {name: values[name] for name in unknown}
 
 
@@ -264,7 +269,7 @@ def resolve_goal(contract: Contract, goal: str) -> Clause:
             f"the contract has no goal {goal!r} (its goals: {names}); "
             f"or give an expression over its state ({', '.join(contract.state) or 'none'})"
         )
-    return X.state_predicate(contract, goal, "goal")
+    return state_predicate(contract, goal, "goal")
 
 
 def plan(
@@ -288,7 +293,7 @@ def plan(
         # a time: the first depth where the goal can hold gives a shortest plan
         unrolling = Unrolling(
             contract,
-            slots=X.slots_needed(contract, max_depth, start=initial),
+            slots=slots_needed(contract, max_depth, start=initial),
             overrides=initial,
             timeout=timeout,
             extra=[clause],
@@ -431,7 +436,7 @@ def _reach_edge(
     start = {name: state[name] for name in state}
     unrolling = Unrolling(
         contract,
-        slots=X.slots_needed(contract, hops + 1, start=start),
+        slots=slots_needed(contract, hops + 1, start=start),
         overrides=start,
         timeout=timeout,
         extra=[expr for a, _, b in edges for expr, _ in (*a, *b)],
@@ -439,9 +444,9 @@ def _reach_edge(
     tr = unrolling.transition
     ops = unrolling.ops
 
-    def at(valuation: Valuation, sym: X.SymState) -> z3.BoolRef:
+    def at(valuation: Valuation, sym: SymState) -> z3.BoolRef:
         parts = [tr.clause(expr, sym) for expr, _ in valuation]
-        return X.conj(*(p if v else z3.Not(p) for p, (_, v) in zip(parts, valuation, strict=True)))
+        return conj(*(p if v else z3.Not(p) for p, (_, v) in zip(parts, valuation, strict=True)))
 
     for _ in range(hops + 1):
         pre = unrolling.states[-1]
@@ -453,7 +458,7 @@ def _reach_edge(
         for group in ([e for e in open_edges if e[0] == e[2]], [e for e in open_edges if e[0] != e[2]]):
             if not group:
                 continue
-            wanted = X.disj(*(X.conj(sel == ops.index(op), at(a, pre), at(b, post)) for a, op, b in group))
+            wanted = disj(*(conj(sel == ops.index(op), at(a, pre), at(b, post)) for a, op, b in group))
             result = unrolling.check(wanted)
             if result == z3.sat:
                 return unrolling.calls(wanted, polish=0.5)

@@ -25,8 +25,8 @@ import z3
 
 from envfactory.contracts.errors import SolverError
 from envfactory.contracts.model import Contract
-from envfactory.solver import transition as X
 from envfactory.solver.bmc import cover
+from envfactory.solver.transition import Transition
 from envfactory.statemachine.abstraction import describe, predicates
 from envfactory.statemachine.graph import Valuation, guard_text
 from envfactory.trajectory import Trajectory
@@ -45,7 +45,7 @@ def compile(
     listed in the graph attribute ``undecided`` as ``(node, operation)`` pairs.
     """
     preds = predicates(contract)
-    tr = X.Transition(contract, extra=[p.expr for p in preds])
+    tr = Transition(contract, extra=[p.expr for p in preds])
     deadline = time.monotonic() + timeout
     pre = tr.fresh_state("g0", slots)
     post = tr.fresh_state("g1", slots)

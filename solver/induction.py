@@ -13,7 +13,8 @@ given with ``--invariant`` is proved relative to them. Collections are bounded t
 the step case (the small-model bound, reported with the proof); the base case sizes them so that
 no path of the explored depth overflows.
 
-Imports the contracts layer, the trajectory format and ``solver.bmc``/``solver.transition``.
+Imports the contracts layer, the trajectory format and ``solver.bmc`` / ``solver.transition`` /
+``solver.states``.
 """
 
 from __future__ import annotations
@@ -26,8 +27,9 @@ import z3
 
 from envfactory.contracts.errors import SolverError
 from envfactory.contracts.model import Clause, Contract
-from envfactory.solver import transition as X
 from envfactory.solver.bmc import Unrolling, as_trajectory, holds, json_initial, replay, simulated
+from envfactory.solver.states import slots_needed
+from envfactory.solver.transition import state_predicate
 from envfactory.trajectory import Trajectory
 
 
@@ -63,7 +65,7 @@ def _property(contract: Contract, invariant: str | Clause | None) -> tuple[list[
         return list(contract.invariants), True
     if isinstance(invariant, Clause):
         return [invariant], False
-    return [X.state_predicate(contract, invariant, "invariant")], False
+    return [state_predicate(contract, invariant, "invariant")], False
 
 
 def base_case(
@@ -72,7 +74,7 @@ def base_case(
     """Is there a path of exactly ``depth`` valid steps whose last state breaks ``prop``?"""
     unrolling = Unrolling(
         contract,
-        slots=X.slots_needed(contract, depth),
+        slots=slots_needed(contract, depth),
         timeout=max(0.0, deadline - time.monotonic()),
         extra=prop,
     )

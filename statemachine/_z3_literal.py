@@ -1,5 +1,5 @@
 """Plain JSON scalars as Z3 literals, read one way by the simulator's output solving
-(``outputs.solve_output``) and the solver's abstract transition encoding (``solver.transition``).
+(``outputs.solve_output``) and the solver's abstract transition encoding (``solver.domain``).
 
 Imports Z3 at the top: the simulator imports this module lazily, only when it solves.
 (``solver.symbolic`` keeps its own conversion: it encodes floats as exact binary fractions.)

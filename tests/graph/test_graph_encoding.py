@@ -1,4 +1,4 @@
-"""The Z3 reading of the IR in ``solver.transition`` agrees with the concrete semantics."""
+"""The Z3 reading of the IR in ``solver.state_encoder`` agrees with the concrete semantics."""
 
 from __future__ import annotations
 
@@ -16,8 +16,10 @@ import envfactory
 from envfactory.contracts.errors import EvaluationError
 from envfactory.contracts.evaluator import Env
 from envfactory.contracts.values import FrozenMap
-from envfactory.solver import transition as X
 from envfactory.solver.bmc import plan
+from envfactory.solver.domain import TRUE, const
+from envfactory.solver.fresh import PRINTABLE, StepVars, regex
+from envfactory.solver.transition import Transition
 from envfactory.verify import verify
 
 CORPUS = Path(__file__).resolve().parents[1] / "realworld" / "corpus"
@@ -54,12 +56,12 @@ def test_requires_agree_with_the_evaluator(
     abstract: bool, accts: dict[str, Any], transfers: int, value: dict[str, Any]
 ) -> None:
     bank = example("bank")
-    tr = X.Transition(bank, abstract=abstract)
+    tr = Transition(bank, abstract=abstract)
     state = tr.fresh_state("s", 3)
     concrete = {"accounts": FrozenMap(accts), "transfers": transfers}
     solver = z3.Solver()
     solver.add(state.wf, tr.initial(state, {"accounts": accts, "transfers": transfers}))
-    io = X.StepVars(X.const(value, None, abstract), None, X.TRUE)
+    io = StepVars(const(value, None, abstract), None, TRUE)
     for op in bank.operations.values():
         for clause in op.requires:
             symbolic = tr.clause(clause, state, io)
@@ -76,25 +78,25 @@ def test_requires_agree_with_the_evaluator(
 
 @pytest.mark.parametrize("pattern", ["^[A-Z]{2}[0-9]{2,6}$", "^ab(c|d)+$", r"\d{3}-\w", "^[a-z_]*$", "x.y"])
 def test_regex_translation(pattern: str) -> None:
-    translated = X.regex(pattern)
+    translated = regex(pattern)
     assert translated is not None
     s = z3.String("s")
     solver = z3.Solver()
-    solver.add(z3.InRe(s, translated), z3.InRe(s, X.PRINTABLE))
+    solver.add(z3.InRe(s, translated), z3.InRe(s, PRINTABLE))
     for _ in range(3):
         assert solver.check() == z3.sat
         text = solver.model().eval(s).as_string()
         assert re.search(pattern, text), (pattern, text)
         solver.add(s != z3.StringVal(text))
-    assert X.regex("(?=x)y") is None  # look-ahead: left to the concrete validator
+    assert regex("(?=x)y") is None  # look-ahead: left to the concrete validator
 
 
 def test_string_reading_is_chosen_per_contract(tmp_path: Path) -> None:
-    assert X.Transition(example("bank")).abstract is True
+    assert Transition(example("bank")).abstract is True
     link = envfactory.load(CORPUS / "link-example.yaml", closed_world=True)
-    assert X.Transition(link).abstract is False  # it joins strings with +
+    assert Transition(link).abstract is False  # it joins strings with +
     names = write_contract(tmp_path, "names", NAMES)
-    assert X.Transition(names).abstract is False
+    assert Transition(names).abstract is False
     result = plan(names, "len(users) == 2")
     assert result.status == "found" and result.trajectory is not None
     assert all(s.input["name"].startswith("ab") for s in result.trajectory.steps)

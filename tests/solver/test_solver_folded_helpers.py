@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import z3
 
-from envfactory.solver import transition as T
+from envfactory.solver import domain as T
 from envfactory.solver.symbolic import NULL, Int, Str, Union, and_, case_pairs, flat_bool, or_
 from envfactory.statemachine._z3_literal import z3_literal
 from envfactory.statemachine.outputs import resolve_pointer
