@@ -40,8 +40,17 @@ SHARED = {
     # as trajectories. It depends on ``contracts`` alone (``test_shared_modules_sit_low``), so
     # using it from above ``contracts`` adds no cycle; ``contracts`` itself must not use it.
     "envfactory.trajectory": "statemachine",
-    # The trajectory format's wire types (msgspec structs), the trajectory model's fast way in:
-    # part of the same format, imported by ``envfactory.trajectory``, third-party imports only.
+    # The trajectory format's private modules, behind ``envfactory.trajectory`` (its published
+    # namespace re-exports them): the models, the value checks, the shape checks, the line decoder,
+    # the readers, the ``.json`` list streamer, the writer, and the wire types (msgspec structs,
+    # third-party imports only). The same format under the same rule: ``contracts`` alone below.
+    "envfactory._model": "statemachine",
+    "envfactory._values": "statemachine",
+    "envfactory._shape": "statemachine",
+    "envfactory._decode": "statemachine",
+    "envfactory._jsonl": "statemachine",
+    "envfactory._jsonlist": "statemachine",
+    "envfactory._writer": "statemachine",
     "envfactory._wire": "statemachine",
 }
 

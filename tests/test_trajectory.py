@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from envfactory import _jsonl, _jsonlist
 from envfactory import trajectory as tr
 from envfactory.contracts.errors import Location, TrajectoryError
 from envfactory.trajectory import (
@@ -409,7 +410,7 @@ def test_json_file_syntax_error_has_line_and_column(tmp_path: Path) -> None:
 
 
 def test_json_file_with_one_object_too_large(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(tr, "MAX_DOCUMENT_BYTES", 100)
+    monkeypatch.setattr(_jsonl, "MAX_DOCUMENT_BYTES", 100)
     path = tmp_path / "big.json"
     path.write_text(json.dumps({**EXAMPLE, "meta": {"pad": "x" * 200}}))
     [err] = read_trajectories(path)
@@ -417,7 +418,7 @@ def test_json_file_with_one_object_too_large(tmp_path: Path, monkeypatch: pytest
 
 
 def test_json_list_streams_in_flat_memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(tr, "_CHUNK", 64 << 10)
+    monkeypatch.setattr(_jsonlist, "_CHUNK", 64 << 10)
     path = tmp_path / "big.json"
     item = {**EXAMPLE, "meta": {"pad": "x" * 1000}}
     count = 3000  # ~3.4 MB on disk
@@ -763,12 +764,12 @@ def test_json_list_streaming_agrees_with_whole_parse(objs: list[Any], chunk: int
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "l.json"
         path.write_text(text, encoding="utf-8")
-        old = tr._CHUNK
-        tr._CHUNK = chunk
+        old = _jsonlist._CHUNK
+        _jsonlist._CHUNK = chunk
         try:
             streamed = list(read_trajectories(path))
         finally:
-            tr._CHUNK = old
+            _jsonlist._CHUNK = old
     whole = []
     for index, obj in enumerate(objs, 1):
         try:

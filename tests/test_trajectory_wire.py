@@ -14,8 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from envfactory import _wire
+from envfactory._shape import STEP_FIELDS, TRAJECTORY_FIELDS, _build
 from envfactory.contracts.errors import Location, TrajectoryError
-from envfactory.trajectory import STEP_FIELDS, TRAJECTORY_FIELDS, Trajectory, _build, parse_line
+from envfactory.trajectory import Trajectory, parse_line
 
 
 def thorough(data: bytes) -> Trajectory | TrajectoryError | None:

@@ -5,7 +5,7 @@ read a file in any of them.
 Every importer has the same shape, ``import_<format>(data, *, source, line=0)``: ``data`` is one
 parsed JSON record, and the result streams ``Trajectory`` values, with a ``TrajectoryError`` in
 place of each conversation that cannot be imported (never an exception for bad data).
-Nothing read is ever executed. Imports only ``envfactory.trajectory`` and the error types.
+Nothing read is ever executed. Imports only the trajectory format (``envfactory.trajectory`` and its private modules) and the error types.
 """
 
 from __future__ import annotations

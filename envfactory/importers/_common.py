@@ -1,6 +1,7 @@
 """What the importers share: reading records from a log file, default ids, tool-result decoding.
 
-Imports only ``envfactory.trajectory`` and the error types: nothing here runs what it reads.
+Imports only the trajectory format (``envfactory.trajectory``, ``_decode``, ``_jsonl``,
+``_values``) and the error types: nothing here runs what it reads.
 """
 
 from __future__ import annotations
@@ -11,18 +12,10 @@ from typing import Any, TypeVar
 
 import orjson
 
+from envfactory._decode import decode_json, json_syntax_error
+from envfactory._jsonl import is_json_lines, iter_lines
 from envfactory.contracts.errors import Location, TrajectoryError
-from envfactory.trajectory import (
-    MAX_DOCUMENT_BYTES,
-    Step,
-    Trajectory,
-    check_value,
-    decode_json,
-    is_json_lines,
-    iter_lines,
-    json_syntax_error,
-    parse_json_value,
-)
+from envfactory.trajectory import MAX_DOCUMENT_BYTES, Step, Trajectory, check_value, parse_json_value
 
 _LINE_SUFFIXES = (".jsonl", ".ndjson", ".jsonlines")
 

@@ -1,0 +1,211 @@
+"""A ``.json`` file holding a list of trajectories, streamed item by item.
+
+Each item is cut out of the file in chunks (orjson finds where an object ends, one regular
+expression finds the structure elsewhere) and parsed like a line, located at the line where it
+starts; memory stays bounded by one item and one chunk. Imports nothing from envfactory beyond
+``envfactory.contracts.errors`` and the trajectory format modules.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO
+
+import orjson
+
+from envfactory._decode import (
+    _BOM,
+    MAX_LINE_BYTES,
+    _may_overflow,
+    _maybe_deep,
+    _parse_exact,
+    json_syntax_error,
+)
+from envfactory._model import Trajectory
+from envfactory._shape import _build, _stem
+from envfactory.contracts.errors import Location, TrajectoryError
+
+_TOKENS = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|"|[\[\]{},]', re.DOTALL)
+"""A whole string (skipped in one match), a lone quote (a string the chunk cut), or structure."""
+_CHUNK = 1 << 20
+
+
+def _stream_list(path: Path | str) -> Iterator[Trajectory | TrajectoryError]:
+    """The items of a ``.json`` file holding a list, parsed one at a time as they are found."""
+    name = str(path)
+    stem = _stem(name)
+    index = 0
+    for item in _list_items(path):
+        if isinstance(item, TrajectoryError):
+            yield item
+            continue
+        index += 1
+        line, data = item
+        parsed = _parse_item(data, name, line, f"{stem}:{index}")
+        if isinstance(parsed, TrajectoryError):
+            parsed = TrajectoryError(f"item {index}: {parsed.message}", parsed.location)
+        yield parsed
+
+
+def _parse_item(data: bytes, file: str, line: int, default_id: str) -> Trajectory | TrajectoryError:
+    """One list item (possibly spread over several lines) as a trajectory, located at ``line``."""
+    source = Location(file, line)
+    try:
+        obj = orjson.loads(data)
+    except orjson.JSONDecodeError as err:
+        if not data.strip():
+            return TrajectoryError("empty list item (two commas in a row, or a trailing comma)", source)
+        return json_syntax_error(err, data, file, line + err.lineno - 1)
+    try:
+        if _may_overflow(data):
+            return _parse_exact(data, source, default_id)
+        deep = _maybe_deep(data)
+        holes = b"$var" in data or b"\\u" in data
+        return _build(obj, source, default_id, deep=deep, holes=holes)
+    except TrajectoryError as err:
+        return err
+
+
+def _located(line: int, data: bytes) -> tuple[int, bytes]:
+    """An item without its leading blank space, at the line where its text starts."""
+    text = data.lstrip()
+    return line + data.count(b"\n", 0, len(data) - len(text)), text
+
+
+def _blank_rest(tail: bytes, handle: IO[bytes]) -> bool:
+    """True when nothing but blank space follows the list (read in chunks, not whole)."""
+    while True:
+        if tail.strip():
+            return False
+        tail = handle.read(_CHUNK)
+        if not tail:
+            return True
+
+
+_BLANK = re.compile(rb"[ \t\r\n]*")
+
+
+def _skip_object(data: bytes, view: memoryview, begin: int, guess: int, plain: bool) -> int:
+    """Where the list item starting at ``data[begin:]`` ends, when it is an object that orjson
+    parses whole within ``data`` (C speed); else ``begin``, and the scan walks the item token by
+    token (an item cut by the chunk's end, or a malformed one, whose error the parse reports)."""
+    first = _BLANK.match(data, begin).end()  # type: ignore[union-attr] # matches the empty string
+    if first >= len(data) or data[first] != 0x7B:
+        return begin
+    size = guess
+    while True:
+        end = min(len(data), first + size)
+        try:
+            orjson.loads(view[first:end])
+        except orjson.JSONDecodeError as err:
+            if err.msg.startswith("unexpected content after document"):
+                if plain:
+                    return first + err.pos
+                return first + len(data[first:end].decode("utf-8", "replace")[: err.pos].encode("utf-8"))
+            if end < len(data) and ("end of data" in err.msg or "UTF-8" in err.msg):
+                size *= 4  # cut short by the view: look further
+                continue
+            return begin
+        return end
+
+
+def _list_items(path: Path | str) -> Iterator[tuple[int, bytes] | TrajectoryError]:
+    """``(line, bytes)`` of each top-level item of a JSON list, read in chunks. An object item is
+    skipped by orjson (``_skip_object``); otherwise one regular expression finds the brackets,
+    braces and commas and skips whole strings (C speed), and Python counts the nesting. Memory stays bounded by one item (at most ``MAX_LINE_BYTES``; a larger
+    item is an error and is skipped) and one chunk."""
+    name = str(path)
+    depth = 0  # 1 inside the list
+    line = 1  # line of data[counted]
+    item: list[bytes] = []  # pieces of the current item
+    item_size = item_line = 0
+    too_big = after_comma = False
+    carry = b""  # a string cut by the chunk's end, scanned again with the next chunk
+    guess = 4096  # the expected size of the next item
+    try:
+        handle: IO[bytes] = open(path, "rb")  # noqa: SIM115 - closed below, generator-friendly
+    except OSError as err:
+        yield TrajectoryError(f"cannot read file: {err.strerror or err}", Location(name))
+        return
+    with handle:
+        first = True
+        while True:
+            try:
+                chunk = handle.read(_CHUNK)
+            except OSError as err:
+                yield TrajectoryError(f"cannot read file: {err.strerror or err}", Location(name, line))
+                return
+            if first and chunk.startswith(_BOM):
+                chunk = chunk[3:]
+            first = False
+            if not chunk:
+                break
+            data = carry + chunk if carry else chunk
+            carry = b""
+            start = 0  # where the current item's piece begins in data
+            counted = 0  # data[:counted] is counted in line
+            stop = len(data)  # where the scan of data ended
+            view, plain = memoryview(data), data.isascii()
+            pos = 0
+            while True:
+                match = _TOKENS.search(data, pos)
+                if match is None:
+                    break
+                at, pos = match.start(), match.end()
+                char = data[at]
+                if char == 0x22:  # "
+                    if match.end() - at == 1:  # an unterminated string: it goes on in the next chunk
+                        stop, carry = at, data[at:]
+                        break
+                    continue
+                if char == 0x5B or char == 0x7B:  # [ {
+                    depth += 1
+                    if depth == 1:  # the list opens: items start after it
+                        if data[:at].strip():
+                            yield TrajectoryError(
+                                "a .json trajectory list must start with '['", Location(name, 1)
+                            )
+                            return
+                        line += data.count(b"\n", counted, at)
+                        start, item_line, counted = at + 1, line, at
+                        pos = _skip_object(data, view, pos, guess, plain)
+                    continue
+                if depth != 1:  # ] } or a comma inside an item
+                    if char != 0x2C:
+                        depth -= 1
+                    continue
+                piece = data[start:at]  # the end of an item: a comma, or the list's end
+                if too_big:
+                    yield TrajectoryError(
+                        f"list item longer than {MAX_LINE_BYTES >> 20} MiB", Location(name, item_line)
+                    )
+                elif char == 0x2C or item or piece.strip() or after_comma:
+                    item.append(piece)
+                    yield _located(item_line, b"".join(item))
+                item, item_size, too_big, after_comma = [], 0, False, char == 0x2C
+                line += data.count(b"\n", counted, at)
+                start, item_line, counted = at + 1, line, at
+                if char == 0x2C:
+                    guess = max(4096, 2 * len(piece))
+                    pos = _skip_object(data, view, pos, guess, plain)
+                    continue
+                if char == 0x7D:
+                    yield TrajectoryError("'}' where the list should close", Location(name, item_line))
+                if not _blank_rest(data[at + 1 :], handle):
+                    yield TrajectoryError("text after the end of the list", Location(name, item_line))
+                return
+            if depth >= 1 and not too_big:
+                piece = data[start:stop]
+                item_size += len(piece)
+                if item_size > MAX_LINE_BYTES:
+                    too_big, item = True, []
+                elif piece:
+                    item.append(piece)
+            if len(carry) > MAX_LINE_BYTES:
+                yield TrajectoryError(f"string longer than {MAX_LINE_BYTES >> 20} MiB", Location(name, line))
+                return
+            line += data.count(b"\n", counted, stop)
+    where = Location(name, item_line or line)
+    yield TrajectoryError("the list is not closed: the file ends inside it (truncated?)", where)
