@@ -98,3 +98,9 @@ def iter_holes(value: Any) -> Iterator[Hole]:
 
 def _any_hole(value: Any) -> bool:
     return next(iter_holes(value), None) is not None
+
+
+# The published home of the models: what ``type()``, ``help()`` and pickles name, so that they
+# survive a move of this private module (``envfactory.trajectory`` re-exports all three).
+for _model_class in (Hole, Step, Trajectory):
+    _model_class.__module__ = "envfactory.trajectory"

@@ -120,3 +120,14 @@ def _rebuild(line: bytes) -> Trajectory:
     result = _build(orjson.loads(line), Location("f", 3), "f:3", deep=False, holes=False)
     assert isinstance(result, Trajectory)
     return result
+
+
+def test_models_are_named_by_their_published_module() -> None:
+    import pickle
+
+    traj = parse_line(b'{"id": "t", "steps": [{"tool": "a", "input": {"x": 1}}]}', "f", 1, "f")
+    assert isinstance(traj, Trajectory)
+    assert type(traj).__module__ == "envfactory.trajectory"
+    data = pickle.dumps(traj)
+    assert b"envfactory._model" not in data
+    assert pickle.loads(data) == traj
