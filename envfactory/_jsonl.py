@@ -80,19 +80,30 @@ def read_trajectories(path: Path | str) -> Iterator[Trajectory | TrajectoryError
         if head.lstrip().startswith(b"["):
             yield from _stream_list(path)
             return
-        size = Path(path).stat().st_size
-        if size > MAX_DOCUMENT_BYTES:
-            yield TrajectoryError(
-                f"a .json file holding one object is read whole and this one is larger than "
-                f"{MAX_DOCUMENT_BYTES >> 20} MiB; write it as JSON Lines (.jsonl) to stream it",
-                Location(name),
-            )
-            return
-        data = Path(path).read_bytes()
     except OSError as err:
         yield TrajectoryError(f"cannot read file: {err.strerror or err}", Location(name))
         return
+    data = read_document(path, "a .json file holding one object")
+    if isinstance(data, TrajectoryError):
+        yield data
+        return
     yield from _read_document(data, name, lambda: _read_lines(path))
+
+
+def read_document(path: Path | str, what: str) -> bytes | TrajectoryError:
+    """A file read whole, up to ``MAX_DOCUMENT_BYTES``; ``what`` names it in the error for a
+    larger one (which should be JSON Lines, to stream)."""
+    name = str(path)
+    try:
+        if Path(path).stat().st_size > MAX_DOCUMENT_BYTES:
+            return TrajectoryError(
+                f"{what} is read whole and this one is larger than {MAX_DOCUMENT_BYTES >> 20} MiB; "
+                "write it as JSON Lines (.jsonl) to stream it",
+                Location(name),
+            )
+        return Path(path).read_bytes()
+    except OSError as err:
+        return TrajectoryError(f"cannot read file: {err.strerror or err}", Location(name))
 
 
 def read_trajectories_text(

@@ -13,9 +13,9 @@ from typing import Any, TypeVar
 import orjson
 
 from envfactory._decode import decode_json, json_syntax_error
-from envfactory._jsonl import is_json_lines, iter_lines
+from envfactory._jsonl import is_json_lines, iter_lines, read_document
 from envfactory.contracts.errors import Location, TrajectoryError
-from envfactory.trajectory import MAX_DOCUMENT_BYTES, Step, Trajectory, check_value, parse_json_value
+from envfactory.trajectory import Step, Trajectory, check_value, parse_json_value
 
 _LINE_SUFFIXES = (".jsonl", ".ndjson", ".jsonlines")
 
@@ -36,18 +36,9 @@ def read_records(path: Path | str) -> Iterator[tuple[Location, Any] | Trajectory
     record at line 0. A record that cannot be parsed is a ``TrajectoryError`` in its place."""
     name = str(path)
     if Path(path).suffix.lower() not in _LINE_SUFFIXES:
-        try:
-            size = Path(path).stat().st_size
-            if size > MAX_DOCUMENT_BYTES:
-                yield TrajectoryError(
-                    f"a JSON document is read whole and this one is larger than {MAX_DOCUMENT_BYTES >> 20} "
-                    "MiB; write it as JSON Lines (.jsonl) to stream it",
-                    Location(name),
-                )
-                return
-            data = Path(path).read_bytes()
-        except OSError as err:
-            yield TrajectoryError(f"cannot read file: {err.strerror or err}", Location(name))
+        data = read_document(path, "a JSON document")
+        if isinstance(data, TrajectoryError):
+            yield data
             return
         if data.startswith(b"\xef\xbb\xbf"):
             data = data[3:]
