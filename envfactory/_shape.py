@@ -102,13 +102,19 @@ def _parse(obj: Any, source: Location, default_id: str, deep: bool, holes: bool)
             raise _Problem("the initial state must be an object of state variables, not a hole", "initial")
         if deep or holes:
             initial = _walk_at(initial, holes, "initial")
+    meta = _meta(obj, deep)
+    return Trajectory(tid, tuple(steps), contract, seed, initial, meta, source)
+
+
+def _meta(obj: dict[str, Any], deep: bool) -> Any:
+    """The ``meta`` of a trajectory or a step: an object of provenance, or None."""
     meta = obj.get("meta")
     if meta is not None:
         if meta.__class__ is not dict:
             raise _Problem(f"must be an object, got {_type_word(meta)}", "meta")
         if deep:
             _walk_at(meta, False, "meta")
-    return Trajectory(tid, tuple(steps), contract, seed, initial, meta, source)
+    return meta
 
 
 def _parse_step(raw: Any, deep: bool, holes: bool) -> Step:
@@ -135,12 +141,7 @@ def _parse_step(raw: Any, deep: bool, holes: bool) -> Step:
         status = _integral(status)
         if status is None or not 100 <= status <= 599:
             raise _Problem(f"must be an integer HTTP status 100..599, got {_show(raw['status'])}", "status")
-    meta = raw.get("meta")
-    if meta is not None:
-        if meta.__class__ is not dict:
-            raise _Problem(f"must be an object, got {_type_word(meta)}", "meta")
-        if deep:
-            _walk_at(meta, False, "meta")
+    meta = _meta(raw, deep)
     return Step(tool, value, output, status, has_output, meta)
 
 
