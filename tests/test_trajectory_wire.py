@@ -19,14 +19,14 @@ from envfactory.contracts.errors import Location, TrajectoryError
 from envfactory.trajectory import Trajectory, parse_line
 
 
-def thorough(data: bytes) -> Trajectory | TrajectoryError | None:
-    """The line through the Python checks only, never the fast decoder."""
+def thorough(data: bytes, line: int = 1) -> Trajectory | TrajectoryError | None:
+    """Line ``line`` of file ``f`` through the Python checks only, never the fast decoder."""
     try:
         obj = orjson.loads(data)
     except orjson.JSONDecodeError:
-        return TrajectoryError("bad json", Location("f", 1))
+        return TrajectoryError("bad json", Location("f", line))
     try:
-        return _build(obj, Location("f", 1), "f:1", deep=False, holes=False)
+        return _build(obj, Location("f", line), f"f:{line}", deep=False, holes=False)
     except TrajectoryError as err:
         return err
 
@@ -113,13 +113,7 @@ def test_a_recorded_null_output_is_not_a_missing_one() -> None:
     assert isinstance(traj, Trajectory)
     assert [s.has_output for s in traj.steps] == [True, False]
     assert traj.id == "f:3"
-    assert traj == _rebuild(line)
-
-
-def _rebuild(line: bytes) -> Trajectory:
-    result = _build(orjson.loads(line), Location("f", 3), "f:3", deep=False, holes=False)
-    assert isinstance(result, Trajectory)
-    return result
+    assert traj == thorough(line, 3)
 
 
 def test_models_are_named_by_their_published_module() -> None:
