@@ -316,7 +316,7 @@ def _freshen(
     paths: list[tuple[str, tuple[str, ...]]],
     state: FrozenMap,
     sampler: Sampler,
-    schema: Any = None,
+    schema: Any,
 ) -> Any:
     """The producer's output with every key it creates present and not yet in its collection.
 
