@@ -62,11 +62,23 @@ def raw_test(validator: Any) -> Callable[[Any], Any] | None:
 @attrs.frozen(slots=True)
 class Invariant:
     """An invariant, the state it reads, and for ``all(body for k in c)`` whose body reads ``c``
-    only at ``c[k]``: ``(c, body)`` from ``per_key_probe``."""
+    only at ``c[k]``: the probe from ``per_key_probe``."""
 
     clause: Clause
     reads: frozenset[str]
-    per_key: tuple[str, Compiled] | None
+    per_key: PerKey | None
+
+
+@attrs.frozen(slots=True)
+class PerKey:
+    """``all(body for k in c)`` checked one key at a time: ``body`` is the body with ``k`` read
+    as ``input``; ``others`` are the other state variables it reads (``t < next_id`` reads
+    ``next_id``). A step that leaves ``others`` as they were and writes ``c`` at some keys keeps
+    the invariant at every other key, so only the written keys need the check."""
+
+    collection: str
+    body: Compiled
+    others: frozenset[str]
 
 
 class Write:
@@ -193,18 +205,20 @@ def _set_fields(record: Any, fields: tuple[str, ...], value: Any) -> Any:
     return updated
 
 
-def per_key_probe(clause: Clause) -> tuple[str, Compiled] | None:
-    """For ``all(body for k in c)`` whose body reads ``c`` only at ``c[k]``: ``(c, body)`` with
-    ``k`` renamed to ``input``, so that the caller checks one written key with one call
-    (``env.input = key``). The body reads no ``input`` of its own (the clause's only free name is
-    ``c``), so the renaming changes nothing but where the key comes from."""
+def per_key_probe(clause: Clause, state: frozenset[str]) -> PerKey | None:
+    """For ``all(body for k in c)`` whose body reads ``c`` only at ``c[k]`` and otherwise only
+    state variables (``state``) and constants: the ``PerKey`` probe, with ``k`` renamed to
+    ``input`` so that the caller checks one written key with one call (``env.input = key``).
+    The body reads no ``input`` of its own (its free names are state variables), so the renaming
+    changes nothing but where the key comes from."""
     node = clause.expr
     if not (
         isinstance(node, ir.Quant)
         and node.kind == "all"
         and node.cond is None
         and isinstance(node.domain, ir.Name)
-        and ir.free_names(node) == {node.domain.id}
+        and node.domain.id in state
+        and ir.free_names(node) <= state
     ):
         return None
     coll, var = node.domain.id, node.var
@@ -220,7 +234,8 @@ def per_key_probe(clause: Clause) -> tuple[str, Compiled] | None:
     ]
     if len(uses) != len(indexed) or any(isinstance(n, ir.Quant) for n in ir.walk(node.body)):
         return None
-    return coll, compile_expr(_rename(node.body, var, "input"))
+    others = frozenset(ir.free_names(node.body) - {coll, var})
+    return PerKey(coll, compile_expr(_rename(node.body, var, "input")), others)
 
 
 def _rename(node: ir.Expr, old: str, new: str) -> ir.Expr:
@@ -254,8 +269,8 @@ def broken_invariant(
             continue
         per_key = inv.per_key
         if per_key is not None:
-            coll, body = per_key
-            if coll not in plan.whole_writes:
+            coll, body = per_key.collection, per_key.body
+            if coll not in plan.whole_writes and all(post.get(v) is pre.get(v) for v in per_key.others):
                 items = post.get(coll)
                 if isinstance(items, FrozenMap):
                     try:

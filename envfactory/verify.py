@@ -200,8 +200,9 @@ class Verifier:
         self.machine = Machine(contract)
         self._initial: FrozenMap | None = None
         self._initial_ok = False
+        state = frozenset(contract.state)
         self.invariants: tuple[Invariant, ...] = tuple(
-            Invariant(c, ir.free_names(c.expr) & frozenset(contract.state), per_key_probe(c))
+            Invariant(c, ir.free_names(c.expr) & state, per_key_probe(c, state))
             for c in contract.invariants
         )
         self.plans: dict[str, Plan] = {

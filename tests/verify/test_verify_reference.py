@@ -1,0 +1,133 @@
+"""The verifier's fast path against the reference semantics, on arbitrary trajectories.
+
+``Verifier`` re-checks invariants only where a step wrote (one key of ``all(body for k in c)``,
+when the other state the body reads is unchanged), applies effects with one copy, and inlines
+every common case. The reference below does none of that: every check of ``Machine``, every
+invariant whole, after every step. Hypothesis drives both over random calls of a contract whose
+quantified invariants read other state variables, and they must agree on verdict, step and kind.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import envfactory
+from envfactory.contracts.errors import EvaluationError
+from envfactory.contracts.semantics import Machine
+from envfactory.trajectory import Step, Trajectory
+
+LIMITS = """\
+envfactory: "1"
+info: {title: Limits, version: "1"}
+state:
+  limit: {type: integer, initial: 3}
+  floor: {type: integer, initial: 0}
+  items:
+    collection: {key: {type: string}, value: {type: object, properties: {n: {type: integer}}, required: [n]}}
+operations:
+  put:
+    input: {type: object, properties: {k: {type: string}, n: {type: integer}}, required: [k, n]}
+    effects: ['items[input.k] = {"n": input.n}']
+  bump:
+    input: {type: object, properties: {k: {type: string}}, required: [k]}
+    requires: [input.k in items]
+    effects: ["items[input.k].n = items[input.k].n + 1"]
+  drop:
+    input: {type: object, properties: {k: {type: string}}, required: [k]}
+    requires: [input.k in items]
+    effects: ["del items[input.k]"]
+  tighten:
+    input: {type: object, properties: {by: {type: integer}}, required: [by]}
+    effects: [limit = limit - input.by]
+  raise_floor:
+    input: {type: object, properties: {k: {type: string}}, required: [k]}
+    requires: [input.k in items]
+    effects: ["floor = items[input.k].n", "items[input.k].n = items[input.k].n + 1"]
+invariants:
+  - all(items[k].n < limit for k in items)
+  - all(implies(k != "z", items[k].n >= floor) for k in items)
+  - limit >= 0
+"""
+
+
+@pytest.fixture(scope="module")
+def limits(tmp_path_factory: pytest.TempPathFactory) -> envfactory.Contract:
+    path: Path = tmp_path_factory.mktemp("limits") / "limits.yaml"
+    path.write_text(LIMITS)
+    return envfactory.load(path)
+
+
+def reference(contract: envfactory.Contract, traj: Trajectory) -> tuple[str, int | None, str | None]:
+    """Verdict, step and kind by the book: every check, every invariant whole, every step."""
+    machine = Machine(contract)
+    state = machine.initial_state(traj.initial)
+    if machine.check_invariants(state) is not None:
+        return ("invalid", 0, "invariant")
+    for index, step in enumerate(traj.steps):
+        failure = machine.check_tool(step.tool)
+        if failure is not None:
+            return ("invalid", index, failure.kind)
+        op = contract.operations[step.tool]
+        for check in (
+            lambda: machine.check_input(op, step.input),
+            lambda: machine.check_requires(state, op, step.input),
+        ):
+            failure = check()
+            if failure is not None:
+                return ("invalid", index, failure.kind)
+        try:
+            post = machine.apply(state, op, step.input, step.output)
+        except EvaluationError:
+            return ("invalid", index, "precondition")
+        failure = machine.check_ensures(post, op, step.input, step.output) or machine.check_invariants(post)
+        if failure is not None:
+            return ("invalid", index, failure.kind)
+        state = post
+    return ("valid", None, None)
+
+
+KEYS = st.sampled_from(["a", "b", "c", "z"])
+CALLS = st.one_of(
+    st.builds(lambda k, n: Step("put", {"k": k, "n": n}), KEYS, st.integers(-2, 4)),
+    st.builds(lambda k: Step("bump", {"k": k}), KEYS),
+    st.builds(lambda k: Step("drop", {"k": k}), KEYS),
+    st.builds(lambda by: Step("tighten", {"by": by}), st.integers(-1, 2)),
+    st.builds(lambda k: Step("raise_floor", {"k": k}), KEYS),
+)
+INITIAL = st.none() | st.fixed_dictionaries(
+    {"items": st.dictionaries(KEYS, st.builds(lambda n: {"n": n}, st.integers(-1, 3)), max_size=4)},
+    optional={"limit": st.integers(0, 4), "floor": st.integers(-1, 1)},
+)
+
+
+def test_fast_verifier_agrees_with_the_reference(limits: envfactory.Contract) -> None:
+    seen: set[tuple[str, str | None]] = set()
+
+    @settings(max_examples=300, deadline=None, database=None, derandomize=True)
+    @given(st.lists(CALLS, max_size=8), INITIAL)
+    def check(steps: list[Step], initial: dict[str, Any] | None) -> None:
+        traj = Trajectory(id="t", steps=tuple(steps), initial=initial)
+        (result,) = envfactory.verify(limits, [traj])
+        assert (result.verdict, result.step, result.kind) == reference(limits, traj)
+        seen.add((result.verdict, result.kind))
+
+    check()
+    # the run exercised the shortcuts and the breaks they must not miss
+    assert {("valid", None), ("invalid", "invariant"), ("invalid", "precondition")} <= seen
+
+
+def test_a_changed_bound_is_checked_at_every_key(limits: envfactory.Contract) -> None:
+    """``tighten`` writes no key of ``items``, but ``limit`` is read by the body: every key counts."""
+    traj = Trajectory(
+        id="t",
+        steps=(Step("put", {"k": "a", "n": 2}), Step("put", {"k": "b", "n": 0}), Step("tighten", {"by": 1})),
+    )
+    (result,) = envfactory.verify(limits, [traj])
+    assert (result.verdict, result.step, result.kind) == ("invalid", 2, "invariant")
+    assert result.clause == "all(items[k].n < limit for k in items)"
+    assert "items['a'].n is 2" in result.message
