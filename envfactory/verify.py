@@ -202,8 +202,7 @@ class Verifier:
         self._initial_ok = False
         state = frozenset(contract.state)
         self.invariants: tuple[Invariant, ...] = tuple(
-            Invariant(c, ir.free_names(c.expr) & state, per_key_probe(c, state))
-            for c in contract.invariants
+            Invariant(c, ir.free_names(c.expr) & state, per_key_probe(c, state)) for c in contract.invariants
         )
         self.plans: dict[str, Plan] = {
             name: Plan(

@@ -73,13 +73,9 @@ def reference(contract: envfactory.Contract, traj: Trajectory) -> tuple[str, int
         if failure is not None:
             return ("invalid", index, failure.kind)
         op = contract.operations[step.tool]
-        for check in (
-            lambda: machine.check_input(op, step.input),
-            lambda: machine.check_requires(state, op, step.input),
-        ):
-            failure = check()
-            if failure is not None:
-                return ("invalid", index, failure.kind)
+        failure = machine.check_input(op, step.input) or machine.check_requires(state, op, step.input)
+        if failure is not None:
+            return ("invalid", index, failure.kind)
         try:
             post = machine.apply(state, op, step.input, step.output)
         except EvaluationError:
