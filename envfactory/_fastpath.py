@@ -5,7 +5,7 @@ Everything here decides the common case fast and defers to the reference semanti
 (``envfactory.contracts.semantics.Machine``) for anything it cannot settle: a probe that is not
 plainly true falls back to the whole clause, and an error is explained by the machine. ``Plan``
 holds per operation what the loop needs; ``apply_effects`` is ``Machine.apply`` without the
-per-effect copies; ``Invariant.per_key`` re-checks ``all(body for k in c)`` at the written keys only;
+per-effect copies; ``rechecks`` re-checks ``all(body for k in c)`` at the written keys only;
 ``complete_output`` fills in a missing response that the ensures pin by equalities.
 """
 
@@ -37,8 +37,7 @@ class Plan:
     reads_output: bool
     writes: tuple[str, ...]
     effects: tuple[Write, ...]
-    whole_writes: frozenset[str]  # variables an effect replaces whole
-    invariants: tuple[Invariant, ...]  # the invariants that read a variable this operation writes
+    invariants: tuple[Recheck, ...]  # the invariants that read a variable this operation writes
     requires_fns: tuple[Compiled, ...]  # the compiled clauses, in order
     ensures_fns: tuple[Compiled, ...]
     input_valid: Callable[[Any], Any] | None  # the compiled input schema's test (see ``raw_test``)
@@ -79,6 +78,38 @@ class PerKey:
     collection: str
     body: Compiled
     others: frozenset[str]
+
+
+@attrs.frozen(slots=True)
+class Recheck:
+    """How one invariant is re-checked after one operation: at the keys of ``collection`` the
+    step wrote (``body`` from its ``PerKey``), or whole (``body`` None)."""
+
+    invariant: Invariant
+    collection: str
+    body: Compiled | None
+
+
+def rechecks(invariants: tuple[Invariant, ...], op: Operation) -> tuple[Recheck, ...]:
+    """The re-checks ``op`` needs after it applied.
+
+    An invariant reading nothing the operation writes still holds after it. One that is a
+    ``PerKey`` over a collection the operation writes only by key, reading no other variable the
+    operation writes, still holds at every key but those written (it held before the step, and
+    nothing it reads there changed): those are all it needs. Anything else is checked whole.
+    """
+    writes = frozenset(op.writes)
+    whole = frozenset(e.target.var for e in op.effects if e.target.key is None)
+    out = []
+    for inv in invariants:
+        if inv.reads.isdisjoint(writes):
+            continue
+        probe = inv.per_key
+        if probe is not None and probe.collection not in whole and probe.others.isdisjoint(writes):
+            out.append(Recheck(inv, probe.collection, probe.body))
+        else:
+            out.append(Recheck(inv, "", None))
+    return tuple(out)
 
 
 class Write:
@@ -252,40 +283,30 @@ def _rename(node: ir.Expr, old: str, new: str) -> ir.Expr:
     return attrs.evolve(node, **changes) if changes else node
 
 
-def broken_invariant(
-    plan: Plan, pre: FrozenMap, post: FrozenMap, keyed: list[tuple[str, Any]], env: Env
-) -> Invariant | None:
-    """The first invariant a step broke, or None: only those reading a changed variable, and for
-    ``all(...)`` over a collection only at the keys the step wrote. Sound because they held
-    before the step (the initial state is checked whole). ``env`` is scratch space (no locals
-    bound): it is left reading ``post``."""
+def broken_invariant(plan: Plan, post: FrozenMap, keyed: list[tuple[str, Any]], env: Env) -> Invariant | None:
+    """The first invariant a step broke, or None, by the operation's ``rechecks``. Sound because
+    they all held before the step (the initial state is checked whole). ``env`` is scratch space
+    (no locals bound): it is left reading ``post``."""
     env.state = post
     env.output = None
-    for inv in plan.invariants:
-        for var in inv.reads:
-            if post.get(var) is not pre.get(var):
-                break
-        else:
-            continue
-        per_key = inv.per_key
-        if per_key is not None:
-            coll, body = per_key.collection, per_key.body
-            if coll not in plan.whole_writes and all(post.get(v) is pre.get(v) for v in per_key.others):
-                items = post.get(coll)
-                if isinstance(items, FrozenMap):
-                    try:
-                        for written, key in keyed:
-                            if written == coll and key in items:
-                                env.input = key
-                                if body(env) is not True:
-                                    break
-                        else:
-                            continue
-                    except UNDEFINED:
-                        pass
-        env.input = None
-        if not holds(inv.clause, env):
-            return inv
+    for check in plan.invariants:
+        body = check.body
+        items = post.get(check.collection)
+        if body is not None and items.__class__ is FrozenMap:
+            coll = check.collection
+            try:
+                for written, key in keyed:
+                    if written == coll and key in items:
+                        env.input = key
+                        if body(env) is not True:
+                            break
+                else:
+                    continue
+            except UNDEFINED:
+                pass
+            env.input = None
+        if not holds(check.invariant.clause, env):
+            return check.invariant
     return None
 
 

@@ -33,6 +33,7 @@ from envfactory._fastpath import (
     holds,
     per_key_probe,
     raw_test,
+    rechecks,
 )
 from envfactory.contracts import ir
 from envfactory.contracts.errors import EnvfactoryError, EvaluationError, SolverError, TrajectoryError
@@ -214,8 +215,7 @@ class Verifier:
                 reads_output=op.reads_output,
                 writes=tuple(sorted(op.writes)),
                 effects=tuple(Write.of(e) for e in op.effects),
-                whole_writes=frozenset(e.target.var for e in op.effects if e.target.key is None),
-                invariants=tuple(i for i in self.invariants if not i.reads.isdisjoint(op.writes)),
+                invariants=rechecks(self.invariants, op),
                 requires_fns=tuple(c.fn for c in op.requires),
                 ensures_fns=tuple(c.fn for c in op.ensures),
                 input_valid=raw_test(op.input_validator),
@@ -429,7 +429,7 @@ class Verifier:
                         pass
                     self._broken_ensures(index, plan, plan.ensures[i], post, value, output)
             if plan.invariants and post is not state:
-                inv = broken_invariant(plan, state, post, keyed, env)
+                inv = broken_invariant(plan, post, keyed, env)
                 if inv is not None:
                     self._broken_invariant(index, plan, inv, post)
             state = post
@@ -474,9 +474,9 @@ class Verifier:
         raise _Broken(index, plan.op, failure)
 
     def _broken_invariant(self, index: int, plan: Plan, inv: Invariant, post: FrozenMap) -> NoReturn:
-        """Raise for an invariant the step broke (``broken_invariant`` re-checks only the
-        invariants reading a changed variable, sound because they held before the step; the
-        initial state is checked whole by ``_initial_failure``)."""
+        """Raise for an invariant the step broke (``broken_invariant`` re-checks only what the
+        operation's ``rechecks`` name, sound because they held before the step; the initial state
+        is checked whole by ``_initial_failure``)."""
         failure = _explained(
             self.machine.check_invariants,
             (post,),
