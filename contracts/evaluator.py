@@ -246,14 +246,17 @@ class _Compiler:
         return lambda env: arith(op, left(env), right(env), lsrc, rsrc)
 
     def _leaf(self, node: ir.Expr) -> tuple[str, Any]:
-        """How a parent reads an operand inline, saving a call: constants, loop variables and
-        ``input.f`` / ``output.f`` are read in place (``_read``); anything else is a closure."""
+        """How a parent reads an operand inline, saving a call: constants, loop variables, state
+        variables and ``input.f`` / ``output.f`` are read in place (``_read``); anything else is
+        a closure."""
         if isinstance(node, ir.Const):
             return (_CONST, node.value)
         if isinstance(node, ir.Name) and node.id in self.bound:
             return (_LOCAL, node.id)
         if isinstance(node, ir.Name) and node.id in ("input", "output"):
             return (_INPUT if node.id == "input" else _OUTPUT, None)
+        if isinstance(node, ir.Name) and node.id not in self.bound:
+            return (_STATE, node.id)
         if isinstance(node, ir.Attr) and isinstance(node.obj, ir.Name) and node.obj.id not in self.bound:
             if node.obj.id == "input":
                 return (_INPUT_FIELD, node.name)
@@ -358,7 +361,12 @@ class _Compiler:
         equality = op in ("==", "!=")
 
         def compare(env: Env) -> bool:
-            x = other(env) if other_kind is _FN else _read(other_kind, other, osrc, env)
+            if other_kind is _FN:
+                x = other(env)
+            elif other_kind is _INPUT:
+                x = env.input
+            else:
+                x = _read(other_kind, other, osrc, env)
             if kind is _CONST:
                 y = payload
             elif kind is _LOCAL:
@@ -367,6 +375,8 @@ class _Compiler:
                 y = env.input.get(payload)
             elif kind is _OUTPUT_FIELD and env.output.__class__ is dict:
                 y = env.output.get(payload)
+            elif kind is _STATE and payload in env.state:
+                y = env.state[payload]
             else:
                 y = _read(kind, payload, psrc, env)
             a, b = (y, x) if flipped else (x, y)
@@ -427,9 +437,11 @@ class _Compiler:
             truth = V.truth
 
             def implies(env: Env) -> bool:
-                if not truth(premise(env), sources[0]):
+                value = premise(env)
+                if value is False or (value is not True and not truth(value, sources[0])):
                     return True
-                return truth(conclusion(env), sources[1])
+                value = conclusion(env)
+                return value if value is True or value is False else truth(value, sources[1])
 
             return implies
         if func == "abs":
@@ -543,9 +555,10 @@ class _Compiler:
 
 _UNBOUND = object()
 
-_CONST, _LOCAL, _INPUT, _OUTPUT, _INPUT_FIELD, _OUTPUT_FIELD, _FN = (
+_CONST, _LOCAL, _STATE, _INPUT, _OUTPUT, _INPUT_FIELD, _OUTPUT_FIELD, _FN = (
     "const",
     "local",
+    "state",
     "input",
     "output",
     "input.f",
@@ -563,6 +576,11 @@ def _read(kind: str, payload: Any, source: str, env: Env) -> Any:
         return payload
     if kind is _LOCAL:
         return env.locals[payload]
+    if kind is _STATE:
+        try:
+            return env.state[payload]
+        except KeyError:
+            raise EvaluationError(f"state variable {payload!r} has no value") from None
     if kind is _INPUT:
         return env.input
     if kind is _OUTPUT:
