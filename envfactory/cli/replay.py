@@ -277,7 +277,7 @@ def command(
     with_state: str | None,
     closed_world: bool,
 ) -> int:
-    """Re-execute TRAJ files against a target; report where answers differ from the recording and the contract."""
+    """Re-execute TRAJECTORIES against a target; report where answers differ from the recording and the contract."""
     loaded = load(contract, with_state=with_state, closed_world=closed_world)
     target: Any = _SimTarget(loaded) if target_spec == "sim" else _OtherTarget(target_spec, loaded)
     machine = Machine(loaded.with_closed_world() if loaded.open_world else loaded)

@@ -69,7 +69,7 @@ def command(
     with_state: str | None,
     output: str | None,
 ) -> int:
-    """Verify the trajectories in TRAJ... against CONTRACT, step by step.
+    """Verify the trajectories in TRAJECTORIES against CONTRACT, step by step.
 
     Exit 0 when every trajectory is valid or feasible, 1 when any is invalid, 2 when an input
     cannot be read (the others are still verified and reported), 3 when any is undecided.
