@@ -42,7 +42,7 @@ from envfactory.contracts.model import Clause, Contract, Operation
 from envfactory.contracts.semantics import Failure, Machine
 from envfactory.contracts.values import FrozenMap
 from envfactory.importers import BROKEN_ARGUMENTS
-from envfactory.trajectory import Step, Trajectory
+from envfactory.trajectory import Step, Trajectory, iter_holes
 
 _apply = apply_effects
 """The one-copy effects under their former name (tests compare them with ``Machine.apply``)."""
@@ -152,8 +152,9 @@ def verify(
 class _Symbolic(Exception):
     """Raised by the concrete run when the rest of the trajectory needs Z3."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, index: int, reason: str) -> None:
         super().__init__(reason)
+        self.index = index
         self.reason = reason
 
 
@@ -264,7 +265,7 @@ class Verifier:
         """The result, or None for a valid trajectory."""
         holes = _may_hold_holes(traj)
         if holes and _initial_has_holes(traj):
-            return self._symbolic(traj, "the initial state holds unknown values")
+            return self._undecided(traj, 0, "the initial state holds unknown values")
         try:
             if traj.initial is None:
                 if self._initial is None:
@@ -289,10 +290,10 @@ class Verifier:
             witness = self._run(traj, state, holes)
         except _Broken as broken:
             if open_world and broken.failure.kind not in _STATELESS:
-                return self._symbolic(traj, "the initial state is unknown (open world)")
+                return self._undecided(traj, broken.index, "the initial state is unknown (open world)")
             return self._invalid(traj, broken)
         except _Symbolic as need:
-            return self._symbolic(traj, need.reason)
+            return self._undecided(traj, need.index, need.reason)
         if witness:
             return Result(
                 id=traj.id,
@@ -350,7 +351,7 @@ class Verifier:
                 raise _Broken(index, None, failure)
             value = step.input
             if holes and step.has_holes:
-                raise _Symbolic(f"step {index} ({step.tool}) holds unknown values")
+                raise _Symbolic(index, f"step {index} ({step.tool}) holds unknown values")
             test = plan.input_valid
             valid: Any = True
             if test is not None:
@@ -381,7 +382,9 @@ class Verifier:
             has_output = step.has_output
             output = step.output if has_output else None
             if plan.reads_output and not has_output:
-                raise _Symbolic(f"step {index} ({step.tool}) has no recorded output, and its effects read it")
+                raise _Symbolic(
+                    index, f"step {index} ({step.tool}) has no recorded output, and its effects read it"
+                )
             keyed: list[tuple[str, Any]] = []
             if plan.has_effects:
                 env.output = output
@@ -415,7 +418,8 @@ class Verifier:
                 output = complete_output(plan, post, value)
                 if output is NO_OUTPUT:
                     raise _Symbolic(
-                        f"step {index} ({step.tool}) has no recorded output, and its ensures constrain it"
+                        index,
+                        f"step {index} ({step.tool}) has no recorded output, and its ensures constrain it",
                     )
                 completed[index] = output
             if plan.ensures_fns:
@@ -515,6 +519,57 @@ class Verifier:
             values=values,
         )
 
+    def _undecided(self, traj: Trajectory, index: int, reason: str) -> Result:
+        """The concrete run cannot decide from step ``index`` on: ask Z3, and when Z3 cannot
+        answer either, look for a step that breaks whatever the unknown values are."""
+        result = self._symbolic(traj, reason)
+        if result.verdict != "unknown":
+            return result
+        broken = self._stateless_failure(traj, index)
+        if broken is None:
+            return result
+        invalid = self._invalid(traj, broken)
+        if broken.index == index:
+            return invalid
+        undecided = (
+            f"step {index} is" if broken.index == index + 1 else f"steps {index}-{broken.index - 1} are"
+        )
+        return attrs.evolve(
+            invalid,
+            message=f"{invalid.message} (whatever the unknown values are; {undecided} undecided, so the "
+            f"first failing step may be earlier: {result.message})",
+        )
+
+    def _stateless_failure(self, traj: Trajectory, start: int) -> _Broken | None:
+        """The first step from ``start`` on that fails a check reading no state (unknown tool,
+        input or output schema), so fails in every completion of the unknown values; None if
+        there is none. Steps answered with an error status are passed over: whether they were
+        rejections depends on the state."""
+        machine = self.machine
+        for index in range(start, len(traj.steps)):
+            step = traj.steps[index]
+            rejected = self.allow_rejected and _is_4xx(step.status)
+            op = self.contract.operations.get(step.tool)
+            if op is None:
+                failure = machine.check_tool(step.tool)
+                if failure is not None and not rejected:
+                    return _Broken(index, None, failure)
+                continue
+            if not _holds_holes(step.input) and (
+                machine.check_input(op, step.input) is not None
+                or (step.meta is not None and BROKEN_ARGUMENTS in step.meta)
+            ):
+                if not rejected:
+                    return _Broken(index, op, self._input_failure(op, step))
+                continue
+            if step.status is not None and step.status >= 400:
+                continue
+            if step.has_output and not _holds_holes(step.output):
+                failure = machine.check_output(op, step.output)
+                if failure is not None:
+                    return _Broken(index, op, failure)
+        return None
+
     def _symbolic(self, traj: Trajectory, reason: str) -> Result:
         try:
             from envfactory.solver.feasibility import decide
@@ -563,9 +618,11 @@ def _may_hold_holes(traj: Trajectory) -> bool:
 
 
 def _initial_has_holes(traj: Trajectory) -> bool:
-    from envfactory.trajectory import iter_holes
+    return _holds_holes(traj.initial)
 
-    return next(iter_holes(traj.initial), None) is not None
+
+def _holds_holes(value: Any) -> bool:
+    return next(iter_holes(value), None) is not None
 
 
 def _explained(explain: Any, args: tuple[Any, ...], fallback: Failure) -> Failure:

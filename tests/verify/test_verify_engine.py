@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 
 import envfactory
@@ -236,6 +237,26 @@ def test_holes_without_solver_are_unknown_with_reason(monkeypatch: pytest.Monkey
     result = _results("bank")["transfer-some-amount"]
     assert result.verdict == "unknown"
     assert "step 3 (transfer) holds unknown values" in result.message
+
+
+def test_a_step_that_fails_whatever_the_holes_are_is_invalid_without_z3(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Past a step only Z3 could decide, a later step whose input breaks its schema fails in every
+    completion: invalid, with that step, and the message says the first failure may be earlier."""
+    monkeypatch.setitem(sys.modules, "envfactory.solver.feasibility", None)
+    traj = _traj(
+        Step("open", {"account": "AA01", "owner": "a"}),
+        Step("deposit", {"account": "AA01", "amount": Hole("x")}, {"balance": 5}, has_output=True),
+        Step("balance", {"account": "AA01"}, {"balance": 5}, has_output=True),
+        Step("deposit", {"account": "AA01", "amount": -3}, {"balance": 2}, has_output=True),
+    )
+    result = _one(_load("bank"), traj)
+    assert (result.verdict, result.step, result.kind) == ("invalid", 3, "input_schema")
+    assert "steps 1-2 are undecided, so the first failing step may be earlier" in result.message
+    # a rejection (4xx) with --allow-rejected changes nothing and is passed over
+    rejected = attrs.evolve(traj, steps=(*traj.steps[:3], attrs.evolve(traj.steps[3], status=400)))
+    assert _one(_load("bank"), rejected, allow_rejected=True).verdict == "unknown"
 
 
 def test_unreadable_items_are_reported_not_raised() -> None:
