@@ -12,7 +12,9 @@ Each side runs ``--repeat`` times (default 3), interleaved, and the fastest run 
 (as ``timeit`` advises: slower runs measure the machine's other work, not the code).
 
 Targets: full verification >= 3x the baseline's steps/s; --jobs 2 >= 1.7x one job (needs 2 cores).
-Run: ``.venv/bin/python bench/bench_verify.py [--steps N] [--seed S] [--repeat R]``.
+``--breakdown`` also shows where one core's time goes, taking each kind of check out in turn.
+
+Run: ``.venv/bin/python bench/bench_verify.py [--steps N] [--seed S] [--repeat R] [--breakdown]``.
 """
 
 from __future__ import annotations
@@ -191,6 +193,42 @@ def ours(
     return clock() - start, steps, counts
 
 
+BREAKDOWN = (
+    ("invariants", {"invariants": ()}),
+    ("ensures", {"ensures_fns": ()}),
+    ("requires", {"requires_fns": ()}),
+    ("effects", {"has_effects": False}),
+    ("schemas", {"input_valid": None, "output_valid": None}),
+)
+"""Checks taken out one after another (cumulatively) by ``--breakdown``."""
+
+
+def breakdown(contract_path: Path, traj_path: Path, repeat: int) -> list[tuple[str, float]]:
+    """Microseconds per step of one core, with the checks of ``BREAKDOWN`` removed one by one from
+    the verifier's per-operation plans; what is left at the end reads, parses and loops."""
+    import attrs
+
+    from envfactory.trajectory import read_trajectories
+    from envfactory.verify import Verifier
+
+    contract = envfactory.load(contract_path)
+    stages: list[tuple[str, dict[str, Any]]] = [("everything", {})]
+    removed: dict[str, Any] = {}
+    for name, change in BREAKDOWN:
+        removed = {**removed, **change}
+        stages.append((f"without {name} too" if len(stages) > 1 else f"without {name}", removed))
+    best = {name: float("inf") for name, _ in stages}
+    steps = 0
+    for _ in range(repeat):
+        for name, change in stages:
+            verifier = Verifier(contract)
+            verifier.plans = {k: attrs.evolve(plan, **change) for k, plan in verifier.plans.items()}
+            start = time.process_time()
+            steps = sum(verifier.check(t).steps for t in read_trajectories(traj_path))  # type: ignore[union-attr]
+            best[name] = min(best[name], time.process_time() - start)
+    return [(name, best[name] / steps * 1e6) for name, _ in stages]
+
+
 def _cpu() -> tuple[float, float]:
     """CPU seconds of this process and of its reaped children (the pool's workers)."""
     import resource
@@ -206,6 +244,11 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--repeat", type=int, default=3, help="runs of each side, the fastest counts (default 3)"
+    )
+    parser.add_argument(
+        "--breakdown",
+        action="store_true",
+        help="also show where one core's time goes: each kind of check taken out in turn",
     )
     args = parser.parse_args()
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
@@ -239,6 +282,12 @@ def main() -> None:
             wall_one = min(r[2] for r in runs)
             _, _, _, wall_two, main_cpu, worker_cpu = min(runs, key=lambda r: r[3])
             rows.append((name, base_steps, base_s, one_s, wall_one, wall_two, counts, main_cpu, worker_cpu))
+            if args.breakdown:
+                costs = breakdown(contract, path, args.repeat)
+                print(f"\n{name}: where one core's time goes (microseconds per step, best of {args.repeat})")
+                for (label, micros), (_, before) in zip(costs, [("", 0.0), *costs], strict=False):
+                    share = f"  ({before - micros:+.2f} us: that check's cost)" if before else ""
+                    print(f"    {label:28s} {micros:6.2f}{share}")
         for name, steps, base_s, one_s, wall_one, wall_two, counts, main_cpu, worker_cpu in rows:
             print(f"\n{name}: {steps} steps, verdicts {counts}")
             print("  one core (CPU seconds of this process):")
