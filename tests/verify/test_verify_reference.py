@@ -9,6 +9,7 @@ quantified invariants read other state variables, and they must agree on verdict
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +18,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import envfactory
+from envfactory.contracts import ir
 from envfactory.contracts.errors import EvaluationError
+from envfactory.contracts.evaluator import Env
+from envfactory.contracts.interpreter import evaluate
 from envfactory.contracts.semantics import Machine
 from envfactory.trajectory import Step, Trajectory
+from tests import strategies as S
 
 LIMITS = """\
 envfactory: "1"
@@ -63,7 +68,8 @@ def limits(tmp_path_factory: pytest.TempPathFactory) -> envfactory.Contract:
 
 
 def reference(contract: envfactory.Contract, traj: Trajectory) -> tuple[str, int | None, str | None]:
-    """Verdict, step and kind by the book: every check, every invariant whole, every step."""
+    """Verdict, step and kind by the book: every check in the order of the format, every
+    invariant whole, at every step (no statuses, every output recorded)."""
     machine = Machine(contract)
     state = machine.initial_state(traj.initial)
     if machine.check_invariants(state) is not None:
@@ -80,7 +86,11 @@ def reference(contract: envfactory.Contract, traj: Trajectory) -> tuple[str, int
             post = machine.apply(state, op, step.input, step.output)
         except EvaluationError:
             return ("invalid", index, "precondition")
-        failure = machine.check_ensures(post, op, step.input, step.output) or machine.check_invariants(post)
+        failure = (
+            (machine.check_output(op, step.output) if step.has_output else None)
+            or machine.check_ensures(post, op, step.input, step.output)
+            or machine.check_invariants(post)
+        )
         if failure is not None:
             return ("invalid", index, failure.kind)
         state = post
@@ -127,3 +137,96 @@ def test_a_changed_bound_is_checked_at_every_key(limits: envfactory.Contract) ->
     assert (result.verdict, result.step, result.kind) == ("invalid", 2, "invariant")
     assert result.clause == "all(items[k].n < limit for k in items)"
     assert "items['a'].n is 2" in result.message
+
+
+SMALL_INITIAL = st.none() | st.fixed_dictionaries(
+    {},
+    optional={
+        "x": st.integers(-3, 6),
+        "items": st.dictionaries(
+            st.integers(0, 2),
+            st.fixed_dictionaries({"v": st.integers(0, 3), "active": st.booleans()}),
+            max_size=3,
+        ),
+    },
+)
+
+_LOADED: dict[str, envfactory.Contract] = {}
+
+
+def _small(text: str, where: Path) -> envfactory.Contract:
+    if text not in _LOADED:
+        path = where / f"c{len(_LOADED)}.yaml"
+        path.write_text(text, encoding="utf-8")
+        _LOADED[text] = envfactory.load(path)
+    return _LOADED[text]
+
+
+def _call(draw: Any, contract: envfactory.Contract, state: Any) -> Step:
+    tool = draw(st.sampled_from(["add", "put", "drop", "flip", "peek"]))
+    value = {field: draw(st.sampled_from(domain)) for (op, field), domain in S.DOMAINS.items() if op == tool}
+    if tool == "drop" and state is not None and state["items"] and draw(st.integers(0, 3)):
+        value["k"] = draw(st.sampled_from(sorted(state["items"])))
+    output = None
+    if tool == "peek":
+        output = {"total": draw(st.sampled_from(S.PEEK_DOMAIN))}
+        pinned = ir.pinned_output(contract.operations["peek"].ensures[0].expr)
+        if state is not None and pinned is not None and draw(st.integers(0, 3)):
+            with contextlib.suppress(EvaluationError):
+                output = {"total": evaluate(pinned[1], Env(state))}
+    return Step(tool, value, output, None, tool == "peek")
+
+
+def _permitted(machine: Machine, state: Any, step: Step) -> bool:
+    op = machine.contract.operations[step.tool]
+    return (
+        machine.check_input(op, step.input) is None and machine.check_requires(state, op, step.input) is None
+    )
+
+
+@st.composite
+def runs(draw: Any, where: Path) -> tuple[envfactory.Contract, list[Trajectory]]:
+    """A drawn ``strategies.small_contracts`` contract and one to three runs of it. Inputs come
+    from each field's whole domain; most calls are permitted (redrawn up to three times), ``drop``
+    mostly names a present key and ``peek`` mostly reports the total its ensures pins (computed
+    by the reference interpreter), so that runs get past their first steps and reach the
+    invariants; several runs in one ``verify`` call share its verifier."""
+    contract = _small(draw(S.small_contracts()), where)
+    machine = Machine(contract)
+    trajectories = []
+    for n in range(draw(st.integers(1, 3))):
+        initial = draw(SMALL_INITIAL)
+        try:
+            state: Any = machine.initial_state(initial)
+        except envfactory.EnvfactoryError:
+            state = None
+        steps = []
+        for _ in range(draw(st.integers(0, 7))):
+            for attempt in range(4):
+                step = _call(draw, contract, state)
+                permitted = state is not None and _permitted(machine, state, step)
+                if permitted or attempt == 3 or not draw(st.integers(0, 4)):
+                    break
+            steps.append(step)
+            if permitted:
+                with contextlib.suppress(EvaluationError):
+                    state = machine.apply(state, contract.operations[step.tool], step.input, step.output)
+        trajectories.append(Trajectory(id=f"t{n}", steps=tuple(steps), initial=initial))
+    return contract, trajectories
+
+
+def test_fast_verifier_agrees_with_the_reference_on_random_contracts(tmp_path: Path) -> None:
+    """Drawn contracts vary every clause (invariants over a collection that read ``x``, which
+    ``add`` writes; aggregates; requires on state and input), drawn runs exercise them."""
+    seen: set[str] = set()
+
+    @settings(max_examples=400, deadline=None, database=None, derandomize=True)
+    @given(runs(tmp_path))
+    def check(run: tuple[envfactory.Contract, list[Trajectory]]) -> None:
+        contract, trajectories = run
+        for traj, result in zip(trajectories, envfactory.verify(contract, trajectories), strict=True):
+            assert (result.verdict, result.step, result.kind) == reference(contract, traj)
+            seen.add(result.kind or result.verdict)
+
+    check()
+    assert {"valid", "precondition", "postcondition", "invariant"} <= seen
