@@ -22,6 +22,7 @@ from envfactory.contracts import ir
 from envfactory.contracts.errors import EvaluationError
 from envfactory.contracts.evaluator import Env
 from envfactory.contracts.interpreter import evaluate
+from envfactory.contracts.model import Clause
 from envfactory.contracts.semantics import Machine
 from envfactory.trajectory import Step, Trajectory
 from tests import strategies as S
@@ -67,25 +68,55 @@ def limits(tmp_path_factory: pytest.TempPathFactory) -> envfactory.Contract:
     return envfactory.load(path)
 
 
-def reference(contract: envfactory.Contract, traj: Trajectory) -> tuple[str, int | None, str | None]:
+def reference(
+    contract: envfactory.Contract, traj: Trajectory, allow_rejected: bool = False
+) -> tuple[str, int | None, str | None]:
     """Verdict, step and kind by the book: every check in the order of the format, every
-    invariant whole, at every step (no statuses, every output recorded)."""
+    invariant whole, at every step (every output recorded).
+
+    Statuses as the format says: a call that must succeed (every requires holds, the effects
+    apply) but was answered with an error is invalid (kind ``postcondition``). With
+    ``allow_rejected`` a call answered with a 4xx that the contract refuses anyway (an unknown
+    tool, an input off its schema, a false requires with that error status or none, an undefined
+    effect) is a rejection that changed nothing, and so is one the server failed (5xx)."""
     machine = Machine(contract)
     state = machine.initial_state(traj.initial)
     if machine.check_invariants(state) is not None:
         return ("invalid", 0, "invariant")
     for index, step in enumerate(traj.steps):
+        status = step.status
+        refused = allow_rejected and status is not None and 400 <= status < 500
         failure = machine.check_tool(step.tool)
         if failure is not None:
+            if refused:
+                continue
             return ("invalid", index, failure.kind)
         op = contract.operations[step.tool]
-        failure = machine.check_input(op, step.input) or machine.check_requires(state, op, step.input)
+        failure = machine.check_input(op, step.input)
         if failure is not None:
+            if refused:
+                continue
+            return ("invalid", index, failure.kind)
+        failure = machine.check_requires(state, op, step.input)
+        if failure is not None:
+            statuses = {
+                c.error.status for c in op.requires if c.error is not None and not _holds(c, state, step)
+            }
+            if refused and (
+                status in statuses or any(c.error is None and not _holds(c, state, step) for c in op.requires)
+            ):
+                continue
             return ("invalid", index, failure.kind)
         try:
             post = machine.apply(state, op, step.input, step.output)
         except EvaluationError:
+            if refused:
+                continue
             return ("invalid", index, "precondition")
+        if status is not None and status >= 400:
+            if allow_rejected and status >= 500:
+                continue
+            return ("invalid", index, "postcondition")
         failure = (
             (machine.check_output(op, step.output) if step.has_output else None)
             or machine.check_ensures(post, op, step.input, step.output)
@@ -95,6 +126,13 @@ def reference(contract: envfactory.Contract, traj: Trajectory) -> tuple[str, int
             return ("invalid", index, failure.kind)
         state = post
     return ("valid", None, None)
+
+
+def _holds(clause: Clause, state: Any, step: Step) -> bool:
+    try:
+        return evaluate(clause.expr, Env(state, step.input)) is True
+    except EvaluationError:
+        return False
 
 
 KEYS = st.sampled_from(["a", "b", "c", "z"])
@@ -174,7 +212,8 @@ def _call(draw: Any, contract: envfactory.Contract, state: Any) -> Step:
         if state is not None and pinned is not None and draw(st.integers(0, 3)):
             with contextlib.suppress(EvaluationError):
                 output = {"total": evaluate(pinned[1], Env(state))}
-    return Step(tool, value, output, None, tool == "peek")
+    status = draw(st.sampled_from([None, None, None, 200, 404, 409, 500]))
+    return Step(tool, value, output, status, tool == "peek")
 
 
 def _permitted(machine: Machine, state: Any, step: Step) -> bool:
@@ -221,11 +260,12 @@ def test_fast_verifier_agrees_with_the_reference_on_random_contracts(tmp_path: P
     seen: set[str] = set()
 
     @settings(max_examples=400, deadline=None, database=None, derandomize=True)
-    @given(runs(tmp_path))
-    def check(run: tuple[envfactory.Contract, list[Trajectory]]) -> None:
+    @given(runs(tmp_path), st.booleans())
+    def check(run: tuple[envfactory.Contract, list[Trajectory]], allow: bool) -> None:
         contract, trajectories = run
-        for traj, result in zip(trajectories, envfactory.verify(contract, trajectories), strict=True):
-            assert (result.verdict, result.step, result.kind) == reference(contract, traj)
+        results = envfactory.verify(contract, trajectories, allow_rejected=allow)
+        for traj, result in zip(trajectories, results, strict=True):
+            assert (result.verdict, result.step, result.kind) == reference(contract, traj, allow)
             seen.add(result.kind or result.verdict)
 
     check()
