@@ -27,6 +27,7 @@ from envfactory.contracts.errors import SolverError
 from envfactory.contracts.model import Contract
 from envfactory.solver.bmc import cover
 from envfactory.solver.transition import Transition
+from envfactory.statemachine._z3_literal import evaluated
 from envfactory.statemachine.abstraction import describe, predicates
 from envfactory.statemachine.graph import Valuation, guard_text
 from envfactory.trajectory import Trajectory
@@ -146,7 +147,7 @@ def _enumerate(solver: z3.Solver, bits: list[z3.BoolRef], deadline: float) -> li
             if result != z3.sat:
                 raise _Undecided
             model = solver.model()
-            values = tuple(bool(z3.is_true(model.eval(b, model_completion=True))) for b in bits)
+            values = tuple(bool(z3.is_true(evaluated(model, b))) for b in bits)
             found.append(values)
             if not bits:
                 return found

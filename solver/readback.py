@@ -30,6 +30,7 @@ from envfactory.solver.domain import (
 )
 from envfactory.solver.fresh import PRINTABLE, string_bounds
 from envfactory.solver.states import SymState
+from envfactory.statemachine._z3_literal import evaluated
 
 
 class Model:
@@ -45,17 +46,13 @@ class Model:
         if sym is None or sym is NULL:
             return None
         if isinstance(sym, Opt):
-            if z3.is_true(m.eval(sym.is_null, model_completion=True)):
+            if z3.is_true(evaluated(m, sym.is_null)):
                 return None
             return self.value(sym.val)
         if isinstance(sym, Rec):
             out: dict[str, Any] = {}
             for name, fv in sym.fields.items():
-                if (
-                    name in sym.optional
-                    and isinstance(fv, Opt)
-                    and z3.is_true(m.eval(fv.is_null, model_completion=True))
-                ):
+                if name in sym.optional and isinstance(fv, Opt) and z3.is_true(evaluated(m, fv.is_null)):
                     continue
                 out[name] = self.value(fv)
             return out
@@ -71,10 +68,10 @@ class Model:
         if isinstance(sym, SMap):
             entries: dict[Any, Any] = {}
             for slot in sym.slots:
-                if z3.is_true(m.eval(slot.present, model_completion=True)):
+                if z3.is_true(evaluated(m, slot.present)):
                     entries[self.value(slot.key)] = self.value(slot.value)
             return entries
-        v = m.eval(sym, model_completion=True)
+        v = evaluated(m, sym)
         if z3.is_true(v):
             return True
         if z3.is_false(v):
@@ -91,7 +88,7 @@ class Model:
         raise SolverError(f"cannot read a value of sort {v.sort()} from the model")
 
     def truth(self, formula: z3.BoolRef) -> bool:
-        return bool(z3.is_true(self.model.eval(formula, model_completion=True)))
+        return bool(z3.is_true(evaluated(self.model, formula)))
 
     def state(self, state: SymState) -> dict[str, Any]:
         return {name: self.value(sym) for name, sym in state.values.items()}

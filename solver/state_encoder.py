@@ -206,12 +206,8 @@ class Encoder:
             rel = {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[op]
             return rel, defined
         if is_z3(a) and is_z3(b) and z3.is_string(a) and z3.is_string(b):
-            rel = {
-                "<": z3.StrLT(a, b),
-                "<=": z3.StrLE(a, b),
-                ">": z3.StrLT(b, a),
-                ">=": z3.StrLE(b, a),
-            }[op]
+            # Z3's str.< / str.<= (the operators of its strings): code point order, as Python's
+            rel = {"<": a < b, "<=": a <= b, ">": b < a, ">=": b <= a}[op]
             return rel, defined
         return FALSE, FALSE
 

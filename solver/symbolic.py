@@ -26,7 +26,7 @@ Values (``SVal``), frozen and slotted:
   ``(guard, value)`` pairs with mutually exclusive guards (the option type for null is
   ``Union(((is_null, Null()), (not is_null, Str(s))))``).
 
-This module imports z3 and the contracts layer only.
+This module imports z3, the contracts layer and ``statemachine._z3_literal`` (reading models).
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ import z3
 
 from envfactory.contracts.errors import SolverError
 from envfactory.contracts.values import FrozenMap
+from envfactory.statemachine._z3_literal import evaluated
 
 Term = Any
 """A Python constant or a Z3 expression (z3 ships no type hints, so this stays loose)."""
@@ -584,7 +585,7 @@ def read(v: SVal, model: z3.ModelRef | None = None) -> Any:
             return t
         if model is None:
             raise Unsupported("the value is not concrete")
-        return model.eval(t, model_completion=True)
+        return evaluated(model, t)
 
     def truth(t: Term) -> bool:
         x = ev(t)

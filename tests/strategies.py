@@ -62,26 +62,74 @@ def states() -> st.SearchStrategy[FrozenMap]:
     )
 
 
+COMPARISON_STATES = [
+    FrozenMap(
+        {
+            "x": 1,
+            "y": 1,
+            "n": None,
+            "s": "ab",
+            "t": "ab",
+            "b": True,
+            "l": [1],
+            "c": FrozenMap({0: {"a": 1, "ok": True}}),
+        }
+    ),
+    FrozenMap(
+        {
+            "x": -2,
+            "y": 3,
+            "n": 3,
+            "s": "a",
+            "t": "b",
+            "b": False,
+            "l": [],
+            "c": FrozenMap({0: {"a": 4, "ok": False, "tag": "b"}}),
+        }
+    ),
+    FrozenMap({"x": 5, "y": 0, "n": 0, "s": "b", "t": "", "b": True, "l": [2, 3], "c": FrozenMap()}),
+]
+"""States where the operands of ``comparisons()`` are equal, smaller, larger, null or missing."""
+
+
+def comparisons() -> list[str]:
+    """Every comparison operator between every pair of same-kind operands over ``SIGNATURE``: a
+    sweep the drawn ``expressions`` rarely make (they seldom compare equal values)."""
+    operands = [
+        ["x", "y", "n", "c[0].a", "1", "len(s)", "(x - y)"],
+        ["s", "t", '"ab"', "c[0].tag"],
+    ]
+    ops = ("==", "!=", "<", "<=", ">", ">=")
+    return [f"{a} {op} {b}" for group in operands for a in group for b in group for op in ops]
+
+
 def _lit_str(text: str) -> str:
     return '"' + text + '"'
 
 
-def expressions(kind: str = "bool", depth: int = 3, bound: tuple[str, ...] = ()) -> st.SearchStrategy[str]:
-    """Expression text of ``kind`` ("bool", "int", "str", "any") over ``SIGNATURE``."""
-    return _expr(kind, depth, bound)
+def expressions(
+    kind: str = "bool", depth: int = 3, bound: tuple[str, ...] = (), lists: bool = True
+) -> st.SearchStrategy[str]:
+    """Expression text of ``kind`` ("bool", "int", "str", "any") over ``SIGNATURE``; without
+    ``lists``, none that reads the list ``l`` (for encoders without lists)."""
+    return _expr(kind, depth, bound, lists)
 
 
 @functools.cache
-def _expr(kind: str, depth: int, bound: tuple[str, ...]) -> st.SearchStrategy[str]:
+def _expr(kind: str, depth: int, bound: tuple[str, ...], lists: bool = True) -> st.SearchStrategy[str]:
     if kind == "any":
-        return st.one_of(_expr("bool", depth, bound), _expr("int", depth, bound), _expr("str", depth, bound))
+        return st.one_of(
+            _expr("bool", depth, bound, lists),
+            _expr("int", depth, bound, lists),
+            _expr("str", depth, bound, lists),
+        )
     key = _key(bound)
     leaves: dict[str, list[st.SearchStrategy[str]]] = {
         "int": [
             small_ints.map(str),
-            st.sampled_from(["x", "y", "len(s)", "len(c)", "len(l)", "n"]),
+            st.sampled_from(["x", "y", "len(s)", "len(c)", "n", *(["len(l)"] if lists else [])]),
             key.map(lambda k: f"c[{k}].a"),
-            key.map(lambda k: f"l[{k}]"),
+            *([key.map(lambda k: f"l[{k}]")] if lists else []),
         ],
         "bool": [
             st.sampled_from(["true", "false", "b", "n == null", "n != null"]),
@@ -101,7 +149,7 @@ def _expr(kind: str, depth: int, bound: tuple[str, ...]) -> st.SearchStrategy[st
     sub = depth - 1
 
     def e(k: str) -> st.SearchStrategy[str]:
-        return _expr(k, sub, bound)
+        return _expr(k, sub, bound, lists)
 
     var = "k" if "k" not in bound else "j"
     inner = (*bound, var)
@@ -116,11 +164,15 @@ def _expr(kind: str, depth: int, bound: tuple[str, ...]) -> st.SearchStrategy[st
                 lambda p: f"{p[0]}({p[1]}, {p[2]})"
             ),
             st.tuples(e("int"), e("bool"), e("int")).map(lambda p: f"({p[0]} if {p[1]} else {p[2]})"),
-            _expr("int", sub, inner).map(lambda body: f"sum({body} for {var} in c)"),
-            st.tuples(_expr("int", sub, inner), _expr("bool", sub, inner)).map(
+            _expr("int", sub, inner, lists).map(lambda body: f"sum({body} for {var} in c)"),
+            st.tuples(_expr("int", sub, inner, lists), _expr("bool", sub, inner, lists)).map(
                 lambda p: f"sum({p[0]} for {var} in c if {p[1]})"
             ),
-            _expr("int", sub, inner).map(lambda body: f"sum({body} for {var} in l)"),
+            *(
+                [_expr("int", sub, inner, lists).map(lambda body: f"sum({body} for {var} in l)")]
+                if lists
+                else []
+            ),
             e("str").map(lambda a: f"len({a})"),
         ],
         "bool": [
@@ -139,16 +191,18 @@ def _expr(kind: str, depth: int, bound: tuple[str, ...]) -> st.SearchStrategy[st
             ),
             st.tuples(e("bool"), e("bool")).map(lambda p: f"implies({p[0]}, {p[1]})"),
             st.tuples(e("int"), st.sampled_from(["in", "not in"])).map(lambda p: f"({p[0]} {p[1]} c)"),
-            e("int").map(lambda a: f"({a} in l)"),
+            *([e("int").map(lambda a: f"({a} in l)")] if lists else []),
             st.tuples(e("str"), e("str")).map(lambda p: f"({p[0]} in {p[1]})"),
             st.tuples(e("str"), st.sampled_from(["startswith", "endswith"]), e("str")).map(
                 lambda p: f"{p[0]}.{p[1]}({p[2]})"
             ),
-            st.tuples(st.sampled_from(["all", "any"]), _expr("bool", sub, inner)).map(
+            st.tuples(st.sampled_from(["all", "any"]), _expr("bool", sub, inner, lists)).map(
                 lambda p: f"{p[0]}({p[1]} for {var} in c)"
             ),
             st.tuples(
-                st.sampled_from(["all", "any"]), _expr("bool", sub, inner), _expr("bool", sub, inner)
+                st.sampled_from(["all", "any"]),
+                _expr("bool", sub, inner, lists),
+                _expr("bool", sub, inner, lists),
             ).map(lambda p: f"{p[0]}({p[1]} for {var} in c if {p[2]})"),
             st.tuples(key, small_ints, st.booleans()).map(
                 lambda p: f'c[{p[0]}] == {{"a": {p[1]}, "ok": {str(p[2]).lower()}}}'

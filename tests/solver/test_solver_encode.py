@@ -89,6 +89,15 @@ def test_encoder_agrees_with_the_evaluator(state: Any, text: str) -> None:
             assert same(got[1], want[1]), (text, mode, want, got)
 
 
+@pytest.mark.parametrize("state", S.COMPARISON_STATES)
+def test_every_comparison_agrees_on_equal_smaller_and_larger_values(state: Any) -> None:
+    for text in S.comparisons():
+        expr = parse_expr(text)
+        want = concrete(expr, state)
+        got, _ = symbolic(expr, state, "z3")
+        assert got[0] == want[0] and (want[0] != "ok" or same(got[1], want[1])), (text, want, got)
+
+
 CASES = [
     ("-7 // 2", ("ok", -4)),
     ("-7 % 2", ("ok", 1)),
