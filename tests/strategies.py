@@ -93,11 +93,13 @@ COMPARISON_STATES = [
 
 
 def comparisons() -> list[str]:
-    """Every comparison operator between every pair of same-kind operands over ``SIGNATURE``: a
-    sweep the drawn ``expressions`` rarely make (they seldom compare equal values)."""
+    """Every comparison operator between every pair of operands of one group over ``SIGNATURE``
+    (integers; integer arithmetic with negative operands and zero divisors; strings): a sweep the
+    drawn ``expressions`` rarely make (they seldom compare equal values)."""
     operands = [
         ["x", "y", "n", "c[0].a", "1", "len(s)", "(x - y)"],
-        ["s", "t", '"ab"', "c[0].tag"],
+        ["(x // y)", "(x % y)", "(-x // 2)", "(x % -3)", "(x * y)", "abs(x)", "min(x, y)", "0"],
+        ["s", "t", '"ab"', "c[0].tag", '(s + "a")'],
     ]
     ops = ("==", "!=", "<", "<=", ">", ">=")
     return [f"{a} {op} {b}" for group in operands for a in group for b in group for op in ops]
