@@ -73,8 +73,6 @@ class Interpreter:
     def _Index(self, node: ir.Index, env: Env) -> Any:
         container = self.eval(node.obj, env)
         key = self.eval(node.key, env)
-        if container.__class__ is V.PersistentMap and key in container:
-            return container[key]
         return V.get_item(container, key, to_source(node.obj))
 
     def _Unary(self, node: ir.Unary, env: Env) -> Any:

@@ -149,6 +149,105 @@ def test_compiled_closures_agree_with_the_tree_walker(expr: ir.Expr, state: Froz
     assert outcome(compile_expr(expr), Env(state)) == outcome(interpreter.evaluate, expr, Env(state))
 
 
+# The closures read leaves inline (``input.f``, ``output.f``, state variables, loop variables,
+# ``c[input.f].g``), each with a fast path for the usual shape and a fallback for the rest. These
+# expressions put those leaves in every operator, and the values include what the fast paths do
+# not expect (an input that is a list or null, a field that is missing, a record where a number
+# should be), so both paths are compared with the tree walker.
+CALL_LEAVES = [
+    "input.a",
+    "input.b",
+    "output.a",
+    "input",
+    "n",
+    "name",
+    "items[input.a].v",
+    "items[output.a].ok",
+    "items[n].v",
+    "1",
+    "0",
+    "null",
+    '"ann"',
+    "true",
+]
+
+
+def call_exprs() -> st.SearchStrategy[str]:
+    """Mostly an operator between two leaves (the shapes the closures inline), sometimes nested
+    one level: in a boolean connective, under ``not``, in a quantifier, in more arithmetic."""
+    leaf = st.sampled_from(CALL_LEAVES)
+    ops = st.sampled_from(["==", "!=", "<", "<=", ">", ">=", "+", "-", "in"])
+    binary = st.tuples(leaf, ops, leaf).map(lambda p: f"({p[0]} {p[1]} {p[2]})")
+    atom = st.one_of(binary, leaf.map(lambda a: f"({a} in items)"), leaf)
+    return st.one_of(
+        atom,
+        st.tuples(atom, st.sampled_from(["and", "or"]), atom).map(lambda p: f"({p[0]} {p[1]} {p[2]})"),
+        atom.map(lambda a: f"(not ({a}))"),
+        st.tuples(atom, atom).map(lambda p: f"implies({p[0]}, {p[1]})"),
+        atom.map(lambda a: f"all(({a}) == items[k].v for k in items)"),
+        st.tuples(binary, ops, leaf).map(lambda p: f"({p[0]} {p[1]} {p[2]})"),
+    )
+
+
+SCALARS = [None, True, 0, 1, 2, "ann", ""]
+INPUTS = st.one_of(
+    st.sampled_from([*SCALARS, [1, 2]]),
+    st.fixed_dictionaries(
+        {}, optional={"a": st.sampled_from([*SCALARS, [1], {"v": 1}]), "b": st.sampled_from(SCALARS)}
+    ),
+)
+OUTPUTS = INPUTS
+"""Small domains, so that leaves often meet equal values: a value the fast paths do not expect
+(a list or null where a record is read, a missing field, a record as a key) is drawn often."""
+
+
+@settings(max_examples=500, deadline=None, database=None, derandomize=True)
+@given(call_exprs(), states(), INPUTS, OUTPUTS)
+def test_closures_agree_with_the_tree_walker_on_inputs_and_outputs(
+    text: str, state: FrozenMap, value: Any, output: Any
+) -> None:
+    expr = parse_expr(text)
+    assert outcome(compile_expr(expr), Env(state, value, output)) == outcome(
+        interpreter.evaluate, expr, Env(state, value, output)
+    ), text
+
+
+CALL_ENVS = [
+    (1, {"a": 1}),
+    ({"a": 1, "b": "ann"}, {"a": 2}),
+    ({"a": [1], "b": None}, None),
+    ({}, {"a": True}),
+    (None, "ann"),
+    ([1, 2], 1),
+]
+"""(input, output) pairs for the sweep: equal and different values, missing fields, non-records."""
+
+
+def test_every_operator_between_leaves_agrees_with_the_tree_walker() -> None:
+    """Every operator between every two leaves, in states and calls that make the leaves equal,
+    different, missing or of the wrong kind: the inline paths of the closures, exhaustively."""
+    state = FrozenMap(
+        {
+            "n": 1,
+            "m": 0,
+            "flag": True,
+            "name": "ann",
+            "items": FrozenMap({1: {"v": 1, "ok": True}, 2: {"v": 0, "ok": False}}),
+        }
+    )
+    for left in CALL_LEAVES:
+        for right in CALL_LEAVES:
+            for op in ("==", "!=", "<", "<=", ">", ">=", "+", "-", "in"):
+                expr = parse_expr(f"({left} {op} {right})")
+                for value, output in CALL_ENVS:
+                    env = Env(state, value, output)
+                    assert outcome(compile_expr(expr), env) == outcome(interpreter.evaluate, expr, env), (
+                        f"({left} {op} {right})",
+                        value,
+                        output,
+                    )
+
+
 @settings(max_examples=200, deadline=None)
 @given(bool_exprs() | int_exprs())
 def test_printing_then_parsing_gives_the_same_tree(expr: ir.Expr) -> None:
