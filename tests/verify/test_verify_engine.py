@@ -224,6 +224,32 @@ def test_missing_output_fixed_by_ensures_is_feasible_with_witness() -> None:
     assert result.to_json()["witness"]["outputs"] == {"1": {"balance": 7}}
 
 
+ECHO = """\
+envfactory: "1"
+info: {title: Echo, version: "1"}
+state:
+  n: {type: integer, initial: 0}
+operations:
+  put:
+    input: {type: object, properties: {v: {type: integer}}, required: [v]}
+    output: {type: object, properties: {v: {type: integer, minimum: 0}}, required: [v]}
+    effects: [n = input.v]
+    ensures: [output.v == n]
+"""
+
+
+def test_a_pinned_response_off_its_schema_is_no_completion(tmp_path: Path) -> None:
+    """``put`` ensures ``output.v == n`` and its output schema wants ``v >= 0``: after ``put`` of
+    -5 the one response the ensures allow breaks the schema, so no response completes the call."""
+    (tmp_path / "echo.yaml").write_text(ECHO)
+    echo = envfactory.load(tmp_path / "echo.yaml")
+    result = _one(echo, _traj(Step("put", {"v": -5})))
+    assert (result.verdict, result.step) == ("invalid", 0), result.message
+    fine = _one(echo, _traj(Step("put", {"v": 5})))
+    assert fine.verdict == "feasible" and fine.witness is not None
+    assert fine.witness["outputs"] == {0: {"v": 5}}
+
+
 def test_concrete_failure_before_a_hole_is_reported_without_z3(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "envfactory.solver.feasibility", None)
     contract = _load("bank")

@@ -10,9 +10,11 @@ quantified invariants read other state variables, and they must agree on verdict
 from __future__ import annotations
 
 import contextlib
+import itertools
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -68,6 +70,9 @@ def limits(tmp_path_factory: pytest.TempPathFactory) -> envfactory.Contract:
     return envfactory.load(path)
 
 
+_MACHINES: dict[int, Machine] = {}
+
+
 def reference(
     contract: envfactory.Contract, traj: Trajectory, allow_rejected: bool = False
 ) -> tuple[str, int | None, str | None]:
@@ -79,7 +84,9 @@ def reference(
     ``allow_rejected`` a call answered with a 4xx that the contract refuses anyway (an unknown
     tool, an input off its schema, a false requires with that error status or none, an undefined
     effect) is a rejection that changed nothing, and so is one the server failed (5xx)."""
-    machine = Machine(contract)
+    machine = _MACHINES.get(id(contract))
+    if machine is None or machine.contract is not contract:
+        machine = _MACHINES[id(contract)] = Machine(contract)
     state = machine.initial_state(traj.initial)
     if machine.check_invariants(state) is not None:
         return ("invalid", 0, "invariant")
@@ -180,7 +187,7 @@ def test_a_changed_bound_is_checked_at_every_key(limits: envfactory.Contract) ->
 SMALL_INITIAL = st.none() | st.fixed_dictionaries(
     {},
     optional={
-        "x": st.integers(-3, 6),
+        "x": st.integers(-3, 11),
         "items": st.dictionaries(
             st.integers(0, 2),
             st.fixed_dictionaries({"v": st.integers(0, 3), "active": st.booleans()}),
@@ -212,7 +219,7 @@ def _call(draw: Any, contract: envfactory.Contract, state: Any) -> Step:
         if state is not None and pinned is not None and draw(st.integers(0, 3)):
             with contextlib.suppress(EvaluationError):
                 output = {"total": evaluate(pinned[1], Env(state))}
-    status = draw(st.sampled_from([None, None, None, 200, 404, 409, 500]))
+    status = draw(st.sampled_from([*[None] * 16, 200, 200, 404, 409, 500]))  # errors now and then
     return Step(tool, value, output, status, tool == "peek")
 
 
@@ -252,6 +259,56 @@ def runs(draw: Any, where: Path) -> tuple[envfactory.Contract, list[Trajectory]]
                     state = machine.apply(state, contract.operations[step.tool], step.input, step.output)
         trajectories.append(Trajectory(id=f"t{n}", steps=tuple(steps), initial=initial))
     return contract, trajectories
+
+
+def completable(
+    contract: envfactory.Contract, traj: Trajectory, allow_rejected: bool = False
+) -> tuple[bool, int | None]:
+    """Whether some response for each unrecorded ``peek`` output makes the run valid by the
+    reference, by trying them all; and the step where the best completion fails (the latest)."""
+    silent = [i for i, step in enumerate(traj.steps) if step.tool == "peek" and not step.has_output]
+    latest: int | None = None
+    for outputs in itertools.product(S.PEEK_DOMAIN, repeat=len(silent)):
+        steps = list(traj.steps)
+        for i, total in zip(silent, outputs, strict=True):
+            steps[i] = attrs.evolve(steps[i], output={"total": total}, has_output=True)
+        verdict, step, _ = reference(contract, attrs.evolve(traj, steps=tuple(steps)), allow_rejected)
+        if verdict == "valid":
+            return True, None
+        assert step is not None
+        latest = step if latest is None else max(latest, step)
+    return False, latest
+
+
+def test_missing_responses_are_completed_exactly_when_a_completion_exists(tmp_path: Path) -> None:
+    """Runs whose ``peek`` calls went unrecorded: ``verify`` fills a response the ensures pin
+    (``complete_output``) or asks Z3, and must answer feasible exactly when some response makes
+    the run valid, and otherwise point at the step where every completion has failed."""
+    seen: set[str] = set()
+
+    @settings(max_examples=250, deadline=None, database=None, derandomize=True)
+    @given(runs(tmp_path), st.data())
+    def check(run: tuple[envfactory.Contract, list[Trajectory]], data: st.DataObject) -> None:
+        contract, trajectories = run
+        peeks = [[i for i, step in enumerate(t.steps) if step.tool == "peek"] for t in trajectories]
+        silenced = []
+        for traj, where in zip(trajectories, peeks, strict=True):
+            drop = data.draw(st.sets(st.sampled_from(where), max_size=2)) if where else set()
+            steps = tuple(
+                attrs.evolve(step, output=None, has_output=False) if i in drop else step
+                for i, step in enumerate(traj.steps)
+            )
+            silenced.append(attrs.evolve(traj, steps=steps))
+        for traj, result in zip(silenced, envfactory.verify(contract, silenced, timeout=10.0), strict=True):
+            exists, latest = completable(contract, traj)
+            assert result.verdict in ("valid", "feasible", "invalid"), result.message
+            assert (result.verdict != "invalid") == exists, (result.verdict, result.message)
+            if not exists:
+                assert result.step == latest, (result.step, latest, result.message)
+            seen.add(result.verdict)
+
+    check()
+    assert {"valid", "feasible", "invalid"} <= seen
 
 
 def test_fast_verifier_agrees_with_the_reference_on_random_contracts(tmp_path: Path) -> None:
