@@ -21,7 +21,7 @@ import attrs
 import z3
 
 from envfactory.contracts import ir
-from envfactory.contracts.errors import EvaluationError, SolverError, UsageError
+from envfactory.contracts.errors import EnvfactoryError, EvaluationError, SolverError, UsageError
 from envfactory.contracts.evaluator import Env as ConcreteEnv
 from envfactory.contracts.evaluator import compile_expr
 from envfactory.contracts.model import Clause, Contract
@@ -225,6 +225,20 @@ def holds(clause: Clause, state: Mapping[str, Any]) -> bool:
         return False
 
 
+def broken_at_start(contract: Contract, initial: Mapping[str, Any] | None = None) -> Clause | None:
+    """The first invariant a fully known initial state (the declared one, or ``initial``)
+    breaks; None when it keeps them all or part of it is unknown (open world)."""
+    from envfactory.contracts.state import initial_state
+
+    try:
+        state = initial_state(contract, initial)
+    except EnvfactoryError:
+        return None
+    if len(state) < len(contract.state):
+        return None
+    return next((c for c in contract.invariants if not holds(c, state)), None)
+
+
 def as_trajectory(
     contract: Contract,
     calls: Sequence[tuple[str, Any, Any, bool]],
@@ -288,6 +302,16 @@ def plan(
     started = time.monotonic()
     clause = goal if isinstance(goal, Clause) else resolve_goal(contract, goal)
     text = clause.source
+    broken = broken_at_start(contract, initial)
+    if broken is not None:
+        # every path starts in a state the contract rejects: say so rather than "no plan"
+        return PlanResult(
+            "none",
+            text,
+            max_depth,
+            reason=f"the initial state breaks invariant {broken.source}, so no valid call sequence starts there",
+            seconds=time.monotonic() - started,
+        )
     try:
         # one incremental unrolling, with slots enough for the deepest search, extended a step at
         # a time: the first depth where the goal can hold gives a shortest plan

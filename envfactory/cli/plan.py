@@ -62,6 +62,9 @@ def command(
         )
     stdout = messages_console(out)
     if result.status == "none":
+        if result.reason is not None:
+            stdout.print(f"no plan for {safe_text(result.goal)}: {safe_text(result.reason)}", markup=False)
+            return EXIT_FINDING
         stdout.print(f"no plan up to depth {max_depth} for {safe_text(result.goal)}", markup=False)
         if _unreachable(loaded, goal, timeout):
             stdout.print("  nor at any depth: its negation is an inductive invariant", markup=False)

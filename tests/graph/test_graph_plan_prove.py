@@ -59,6 +59,39 @@ def test_no_plan_within_depth(tmp_path: Path) -> None:
     assert [s.tool for s in plan(door, "smashed").trajectory.steps] == ["lock", "smash"]  # type: ignore[union-attr]
 
 
+BROKEN_START = """
+envfactory: "1"
+info: {title: Broken start, version: "1"}
+state:
+  n: {type: integer, initial: -1}
+operations:
+  inc:
+    input: {type: object}
+    effects: [n = n + 1]
+invariants: [n >= 0]
+goals:
+  two: n == 2
+"""
+
+
+def test_an_initial_state_that_breaks_an_invariant_is_named(tmp_path: Path) -> None:
+    """No valid run starts from a rejected state: ``plan`` says why instead of "no plan up to
+    depth 8", ``prove`` gives the empty counterexample, and ``check`` warns."""
+    from envfactory.contracts.lint import lint
+
+    contract = write_contract(tmp_path, "broken", BROKEN_START)
+    result = plan(contract, "two")
+    assert result.status == "none"
+    assert (
+        result.reason == "the initial state breaks invariant n >= 0, so no valid call sequence starts there"
+    )
+    assert plan(contract, "two", initial={"n": 0}).status == "found"
+    proof = prove(contract)
+    assert proof.status == "violated" and proof.counterexample is not None
+    assert proof.counterexample.steps == ()
+    assert [f.kind for f in lint(contract)] == ["initial_state_breaks_invariant"]
+
+
 def test_bad_goal_is_an_expression_error() -> None:
     with pytest.raises(ExpressionError, match="ballance"):
         plan(example("bank"), "ballance > 3")
