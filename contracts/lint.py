@@ -13,7 +13,7 @@ from typing import Any
 import attrs
 
 from envfactory.contracts import ir
-from envfactory.contracts.errors import EnvfactoryError, EvaluationError, Location
+from envfactory.contracts.errors import EvaluationError, Location
 from envfactory.contracts.evaluator import Env
 from envfactory.contracts.model import Clause, Contract
 
@@ -165,32 +165,19 @@ def lint(contract: Contract) -> list[Finding]:
 
 
 def _broken_at_start(contract: Contract) -> list[Finding]:
-    """Invariants the declared initial state already breaks, when all of it is known: every
-    trajectory of the contract starts invalid, and nothing can be planned or proved."""
-    from envfactory.contracts.state import initial_state
+    """Invariants the declared initial state already breaks: every trajectory starts invalid,
+    and nothing can be planned, generated or proved."""
+    from envfactory.contracts.semantics import broken_at_start
 
-    if not all(var.known for var in contract.state.values()):
-        return []
-    try:
-        env = Env(initial_state(contract))
-    except EnvfactoryError:
-        return []
-    findings = []
-    for clause in contract.invariants:
-        try:
-            holds = clause.fn(env) is True
-        except EvaluationError:
-            holds = False
-        if not holds:
-            findings.append(
-                Finding(
-                    "initial_state_breaks_invariant",
-                    "warning",
-                    f"the initial state breaks invariant {clause.source!r}: every trajectory starts invalid",
-                    clause.loc,
-                )
-            )
-    return findings
+    return [
+        Finding(
+            "initial_state_breaks_invariant",
+            "warning",
+            f"the initial state breaks invariant {clause.source!r}: every trajectory starts invalid",
+            clause.loc,
+        )
+        for clause in broken_at_start(contract)
+    ]
 
 
 def _unfilled_collections(contract: Contract) -> list[Finding]:

@@ -214,6 +214,30 @@ class Machine:
         raise AssertionError("effect_failure called for effects that apply")  # pragma: no cover
 
 
+def broken_at_start(contract: Contract, overrides: Mapping[str, Any] | None = None) -> list[Clause]:
+    """The invariants a fully known initial state (the declared one, or with ``overrides``)
+    breaks, in order; empty when it keeps them or when part of it is unknown (open world).
+    Nothing valid starts from such a state: no trajectory, plan or generated run."""
+    from envfactory.contracts.errors import EnvfactoryError
+
+    try:
+        state = S.initial_state(contract, overrides)
+    except EnvfactoryError:
+        return []
+    if len(state) < len(contract.state):
+        return []
+    env = Env(state)
+    broken = []
+    for clause in contract.invariants:
+        try:
+            holds = clause.fn(env) is True
+        except EvaluationError:
+            holds = False
+        if not holds:
+            broken.append(clause)
+    return broken
+
+
 def _write(state: FrozenMap, ce: _CompiledEffect, key: Any, value: Any) -> FrozenMap:
     var = ce.var
     if ce.key is None:

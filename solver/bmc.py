@@ -21,11 +21,11 @@ import attrs
 import z3
 
 from envfactory.contracts import ir
-from envfactory.contracts.errors import EnvfactoryError, EvaluationError, SolverError, UsageError
+from envfactory.contracts.errors import EvaluationError, SolverError, UsageError
 from envfactory.contracts.evaluator import Env as ConcreteEnv
 from envfactory.contracts.evaluator import compile_expr
 from envfactory.contracts.model import Clause, Contract
-from envfactory.contracts.semantics import Failure, Machine
+from envfactory.contracts.semantics import Failure, Machine, broken_at_start
 from envfactory.contracts.values import FrozenMap, to_json
 from envfactory.solver.domain import conj, disj
 from envfactory.solver.fresh import StepVars
@@ -225,20 +225,6 @@ def holds(clause: Clause, state: Mapping[str, Any]) -> bool:
         return False
 
 
-def broken_at_start(contract: Contract, initial: Mapping[str, Any] | None = None) -> Clause | None:
-    """The first invariant a fully known initial state (the declared one, or ``initial``)
-    breaks; None when it keeps them all or part of it is unknown (open world)."""
-    from envfactory.contracts.state import initial_state
-
-    try:
-        state = initial_state(contract, initial)
-    except EnvfactoryError:
-        return None
-    if len(state) < len(contract.state):
-        return None
-    return next((c for c in contract.invariants if not holds(c, state)), None)
-
-
 def as_trajectory(
     contract: Contract,
     calls: Sequence[tuple[str, Any, Any, bool]],
@@ -303,13 +289,13 @@ def plan(
     clause = goal if isinstance(goal, Clause) else resolve_goal(contract, goal)
     text = clause.source
     broken = broken_at_start(contract, initial)
-    if broken is not None:
+    if broken:
         # every path starts in a state the contract rejects: say so rather than "no plan"
         return PlanResult(
             "none",
             text,
             max_depth,
-            reason=f"the initial state breaks invariant {broken.source}, so no valid call sequence starts there",
+            reason=f"the initial state breaks invariant {broken[0].source}, so no valid call sequence starts there",
             seconds=time.monotonic() - started,
         )
     try:

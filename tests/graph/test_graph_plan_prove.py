@@ -76,8 +76,10 @@ goals:
 
 def test_an_initial_state_that_breaks_an_invariant_is_named(tmp_path: Path) -> None:
     """No valid run starts from a rejected state: ``plan`` says why instead of "no plan up to
-    depth 8", ``prove`` gives the empty counterexample, and ``check`` warns."""
+    depth 8", ``prove`` gives the empty counterexample, ``check`` warns and ``generate`` refuses
+    (it wrote trajectories that ``verify`` rejects at step 0)."""
     from envfactory.contracts.lint import lint
+    from envfactory.statemachine.walk import generate
 
     contract = write_contract(tmp_path, "broken", BROKEN_START)
     result = plan(contract, "two")
@@ -90,6 +92,8 @@ def test_an_initial_state_that_breaks_an_invariant_is_named(tmp_path: Path) -> N
     assert proof.status == "violated" and proof.counterexample is not None
     assert proof.counterexample.steps == ()
     assert [f.kind for f in lint(contract)] == ["initial_state_breaks_invariant"]
+    with pytest.raises(UsageError, match="the initial state breaks invariant n >= 0"):
+        next(generate(contract, 3))
 
 
 def test_bad_goal_is_an_expression_error() -> None:
