@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
+import tempfile
 from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
 from typing import IO, Any, TypeVar
 
 import click
@@ -107,17 +110,44 @@ def slots_option(default: int, maximum: int, help: str) -> Callable[[F], F]:
 
 @contextlib.contextmanager
 def output_stream(out: str) -> Iterator[IO[bytes]]:
-    """The binary stream a command writes its trajectory file to: ``-`` is standard output."""
+    """The binary stream a command writes its trajectory file to: ``-`` is standard output.
+
+    A regular file is written beside itself and renamed into place when the command succeeds,
+    so a run that fails half-way leaves no partial file and the previous one as it was. Anything
+    else that exists (``/dev/null``, a pipe, a symbolic link) is written to directly.
+    """
     if out == "-":
         yield sys.stdout.buffer
         sys.stdout.buffer.flush()
         return
+    path = Path(out)
+    if path.is_symlink() or (path.exists() and not path.is_file()):
+        try:
+            stream = open(out, "wb")  # noqa: SIM115 - closed below, after the caller's writes
+        except OSError as err:
+            raise UsageError(f"cannot write {out}: {err.strerror or err}") from None
+        with stream:
+            yield stream
+        return
     try:
-        stream = open(out, "wb")  # noqa: SIM115 - closed below, after the caller's writes
+        handle, part = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
     except OSError as err:
         raise UsageError(f"cannot write {out}: {err.strerror or err}") from None
-    with stream:
-        yield stream
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            yield stream
+        os.chmod(part, 0o666 & ~_umask())
+        os.replace(part, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(part)
+        raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def write_trace(out: str | None, traj: Any, empty: str) -> str:

@@ -127,6 +127,25 @@ def test_cli_rejects_an_unknown_goal_name(tmp_path: Path) -> None:
     assert result.returncode == 2 and "rich" in result.stderr and "Traceback" not in result.stderr
 
 
+def test_a_failed_run_leaves_the_previous_file_and_no_partial_one(tmp_path: Path) -> None:
+    """``-o`` is written beside itself and renamed on success: a run that fails (here: more
+    distinct trajectories than a one-call contract has) keeps the last good file as it was."""
+    out = tmp_path / "runs.jsonl"
+    good = run("generate", str(ROOT / "examples" / "bank" / "bank.yaml"), "-n", "2", "-o", str(out))
+    assert good.returncode == 0, good.stderr
+    before = out.read_bytes()
+    assert before.count(b"\n") == 2 and oct(out.stat().st_mode & 0o777) != oct(0o600)
+    tiny = tmp_path / "tiny.yaml"
+    tiny.write_text(
+        'envfactory: "1"\ninfo: {title: Tiny, version: "1"}\nstate: {}\n'
+        "operations:\n  ping: {input: {type: object, additionalProperties: false}}\n"
+    )
+    bad = run("generate", str(tiny), "-n", "50", "--max-length", "1", "-o", str(out))
+    assert bad.returncode == 2 and "could be generated" in bad.stderr, bad.stderr
+    assert out.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["runs.jsonl", "tiny.yaml"]
+
+
 @pytest.mark.slow
 def test_ray_engine_matches_local(tmp_path: Path) -> None:
     pytest.importorskip("ray")
