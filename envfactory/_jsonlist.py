@@ -9,7 +9,7 @@ starts; memory stays bounded by one item and one chunk. Imports nothing from env
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import IO
 
@@ -47,6 +47,24 @@ def _stream_list(path: Path | str) -> Iterator[Trajectory | TrajectoryError]:
         if isinstance(parsed, TrajectoryError):
             parsed = TrajectoryError(f"item {index}: {parsed.message}", parsed.location)
         yield parsed
+
+
+def first_item(path: Path | str) -> object | None:
+    """The first item of a ``.json`` file holding a list, decoded; None when the file is not a
+    list, is empty, or its first item cannot be read. Reads that one item only (a format sniffer
+    need not decode a whole file to look at its start)."""
+    items = _list_items(path)
+    try:
+        for item in items:
+            if isinstance(item, TrajectoryError):
+                return None
+            try:
+                return orjson.loads(item[1])
+            except orjson.JSONDecodeError:
+                return None
+    finally:
+        items.close()
+    return None
 
 
 def _parse_item(data: bytes, file: str, line: int, default_id: str) -> Trajectory | TrajectoryError:
@@ -111,7 +129,7 @@ def _skip_object(data: bytes, view: memoryview, begin: int, guess: int, plain: b
         return end
 
 
-def _list_items(path: Path | str) -> Iterator[tuple[int, bytes] | TrajectoryError]:
+def _list_items(path: Path | str) -> Generator[tuple[int, bytes] | TrajectoryError, None, None]:
     """``(line, bytes)`` of each top-level item of a JSON list, read in chunks. An object item is
     skipped by orjson (``_skip_object``); otherwise one regular expression finds the brackets,
     braces and commas and skips whole strings (C speed), and Python counts the nesting. Memory stays bounded by one item (at most ``MAX_LINE_BYTES``; a larger

@@ -413,3 +413,29 @@ def test_hostile_values_inside_a_conversation(tmp_path: Path) -> None:
         source="a.json",
     )
     assert isinstance(err, TrajectoryError) and "name: must be a non-empty string" in err.message
+
+
+def test_auto_streams_a_json_list_of_native_trajectories(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``verify``'s default ``--input-format auto`` on a ``.json`` list of native trajectories
+    decides from the first item and streams, as ``read_trajectories`` does: it used to decode the
+    whole document to sniff it, 650 MB of memory for a 52 MB file."""
+    import envfactory.importers as importers
+
+    path = tmp_path / "runs.json"
+    items = [{"id": f"t{i}", "steps": [{"tool": "ping", "input": {"n": i}}]} for i in range(5)]
+    path.write_text(json.dumps(items, indent=1))
+
+    def whole_document(*_: Any) -> Any:
+        raise AssertionError("the whole document was decoded")
+
+    monkeypatch.setattr(importers, "read_records", whole_document)
+    got = list(importers.read("auto", path))
+    assert [t.id for t in got if isinstance(t, Trajectory)] == [f"t{i}" for i in range(5)]
+    assert got == list(read_trajectories(path))
+    # a list whose first item is not a native trajectory still goes the general way
+    other = tmp_path / "chat.json"
+    other.write_text(json.dumps([{"role": "user", "content": "hi"}]))
+    with pytest.raises(AssertionError, match="whole document"):
+        list(importers.read("auto", other))
