@@ -35,18 +35,39 @@ _CHUNK = 1 << 20
 def _stream_list(path: Path | str) -> Iterator[Trajectory | TrajectoryError]:
     """The items of a ``.json`` file holding a list, parsed one at a time as they are found."""
     name = str(path)
-    stem = _stem(name)
+    for item in list_items(path):
+        yield item if isinstance(item, TrajectoryError) else parse_list_item(name, *item)
+
+
+def list_items(path: Path | str) -> Iterator[tuple[int, int, bytes] | TrajectoryError]:
+    """``(index, line, bytes)`` of each item of a ``.json`` list, unparsed (1-based index; the
+    line where it starts), or the error in its place: for readers that parse elsewhere, as pool
+    workers do with ``parse_list_item``."""
     index = 0
     for item in _list_items(path):
         if isinstance(item, TrajectoryError):
             yield item
             continue
         index += 1
-        line, data = item
-        parsed = _parse_item(data, name, line, f"{stem}:{index}")
-        if isinstance(parsed, TrajectoryError):
-            parsed = TrajectoryError(f"item {index}: {parsed.message}", parsed.location)
-        yield parsed
+        yield index, item[0], item[1]
+
+
+def parse_list_item(file: str, index: int, line: int, data: bytes) -> Trajectory | TrajectoryError:
+    """Item ``index`` of the list in ``file`` (its text ``data``, starting at ``line``) as a
+    trajectory, or the error that names the item."""
+    parsed = _parse_item(data, file, line, f"{_stem(file)}:{index}")
+    if isinstance(parsed, TrajectoryError):
+        return TrajectoryError(f"item {index}: {parsed.message}", parsed.location)
+    return parsed
+
+
+def holds_native_list(path: Path | str) -> bool:
+    """Whether ``path`` is a ``.json`` file holding a list whose first item is a trajectory in
+    the native format (it has ``steps``): what ``auto`` decides, without decoding the rest."""
+    if Path(path).suffix.lower() != ".json":
+        return False
+    first = first_item(path)
+    return isinstance(first, dict) and isinstance(first.get("steps"), list)
 
 
 def first_item(path: Path | str) -> object | None:

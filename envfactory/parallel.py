@@ -21,7 +21,15 @@ import attrs
 from envfactory.contracts.errors import Location, TrajectoryError, UsageError
 from envfactory.contracts.loader import load
 from envfactory.contracts.model import Contract
-from envfactory.trajectory import MAX_LINE_BYTES, Trajectory, parse_line, read_trajectories
+from envfactory.trajectory import (
+    MAX_LINE_BYTES,
+    Trajectory,
+    holds_native_list,
+    list_items,
+    parse_line,
+    parse_list_item,
+    read_trajectories,
+)
 from envfactory.verify import Result, Verifier, unreadable
 
 CHUNK_LINES = 512
@@ -38,7 +46,9 @@ ENGINES = ("local", "ray")
 
 Item: TypeAlias = Trajectory | TrajectoryError
 Chunk: TypeAlias = tuple[str, Any]
-"""``("range", (file, offset, size, first line))`` or ``("items", [Trajectory | TrajectoryError])``."""
+"""``("range", (file, offset, size, first line))``, ``("list", (file, [(index, line, bytes) |
+TrajectoryError]))`` (items of a ``.json`` list, unparsed) or ``("items", [Trajectory |
+TrajectoryError])``."""
 
 
 @attrs.frozen(slots=True)
@@ -95,11 +105,26 @@ def _is_native_lines(path: str, input_format: str) -> bool:
     return False
 
 
+def _list_chunks(path: str) -> Iterator[Chunk]:
+    """``("list", (path, [(index, line, bytes) | TrajectoryError, ...]))``: the main process only
+    cuts the list into items, the workers parse them."""
+    batch: list[tuple[int, int, bytes] | TrajectoryError] = []
+    for item in list_items(path):
+        batch.append(item)
+        if len(batch) >= CHUNK_LINES:
+            yield ("list", (path, batch))
+            batch = []
+    if batch:
+        yield ("list", (path, batch))
+
+
 def chunks(files: Sequence[str], input_format: str, jobs: int = 1) -> Iterator[Chunk]:
     """The input cut into chunks, in order."""
     for path in files:
         if _is_native_lines(path, input_format):
             yield from _ranges(path, jobs)
+        elif input_format in ("native", "auto") and holds_native_list(path):
+            yield from _list_chunks(path)
         else:
             items: list[Item] = []
             for entry in read_input(path, input_format):
@@ -205,7 +230,14 @@ def run_chunk(ref: ContractRef, options: Options, chunk: Chunk) -> list[Result]:
     """Verify one chunk in this process (the worker's entry point)."""
     verifier = _verifier(ref, options)
     kind, payload = chunk
-    items: Iterable[Item] = _read_range(*payload) if kind == "range" else payload
+    items: Iterable[Item]
+    if kind == "range":
+        items = _read_range(*payload)
+    elif kind == "list":
+        name, raw = payload
+        items = (i if isinstance(i, TrajectoryError) else parse_list_item(name, *i) for i in raw)
+    else:
+        items = payload
     return [unreadable(i) if isinstance(i, TrajectoryError) else verifier.check(i) for i in items]
 
 

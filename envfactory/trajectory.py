@@ -24,6 +24,7 @@ from typing import Any
 
 from envfactory._decode import MAX_LINE_BYTES, parse_json_value, parse_line
 from envfactory._jsonl import MAX_DOCUMENT_BYTES, read_trajectories, read_trajectories_text
+from envfactory._jsonlist import holds_native_list, list_items, parse_list_item
 from envfactory._model import Hole, Step, Trajectory, iter_holes
 from envfactory._shape import parse_trajectory
 from envfactory._values import MAX_DEPTH, check_value
@@ -75,9 +76,12 @@ __all__ = [
     "check_value",
     "dumps_jsonl",
     "dumps_trajectory",
+    "holds_native_list",
     "iter_holes",
+    "list_items",
     "parse_json_value",
     "parse_line",
+    "parse_list_item",
     "parse_trajectory",
     "read_trajectories",
     "read_trajectories_text",

@@ -14,7 +14,6 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from envfactory._jsonlist import first_item
 from envfactory.contracts.errors import InputError, Location, TrajectoryError, UsageError
 from envfactory.importers._common import BROKEN_ARGUMENTS, broken_arguments, read_records
 from envfactory.importers.anthropic import import_anthropic
@@ -29,7 +28,7 @@ from envfactory.importers.bfcl import (
 from envfactory.importers.openai_chat import import_openai_chat
 from envfactory.importers.openai_responses import import_openai_responses
 from envfactory.importers.sniff import sniff
-from envfactory.trajectory import Trajectory, parse_trajectory, read_trajectories
+from envfactory.trajectory import Trajectory, holds_native_list, parse_trajectory, read_trajectories
 
 Importer = Callable[..., Iterator[Trajectory | TrajectoryError]]
 
@@ -94,7 +93,7 @@ def _import(
     questions: Mapping[str, tuple[str, ...]] | None,
 ) -> Iterator[Trajectory | TrajectoryError]:
     name = str(path)
-    if fmt == "auto" and _native_list(path):
+    if fmt == "auto" and holds_native_list(path):
         yield from read_trajectories(path)  # streamed, not decoded whole to be sniffed
         return
     chosen: str | None = None if fmt == "auto" else fmt  # the format of the records seen so far
@@ -130,15 +129,6 @@ def _import(
             kwargs["function_docs"] = function_docs
             kwargs["questions"] = questions
         yield from IMPORTERS[current](data, **kwargs)
-
-
-def _native_list(path: Path | str) -> bool:
-    """Whether ``path`` is a ``.json`` list whose first item is a native trajectory: ``auto``
-    then decides ``native`` as the whole-file sniff would, from that item alone."""
-    if Path(path).suffix.lower() != ".json":
-        return False
-    first = first_item(path)
-    return isinstance(first, dict) and isinstance(first.get("steps"), list)
 
 
 def _native(data: Any, location: Location) -> Trajectory | TrajectoryError:

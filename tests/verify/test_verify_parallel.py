@@ -62,15 +62,24 @@ def test_jobs_2_matches_jobs_1_in_order(tmp_path: Path) -> None:
     assert verdicts == {"valid", "invalid", "unreadable"}
 
 
-def test_jobs_with_allow_rejected_and_imported_items(tmp_path: Path) -> None:
-    path = tmp_path / "t.json"  # a .json list is read whole, then shipped to workers as trajectories
+@pytest.mark.parametrize("input_format", ["native", "auto"])
+def test_jobs_on_a_json_list(tmp_path: Path, input_format: str) -> None:
+    """A ``.json`` list is cut into items in the main process and parsed by the workers; a bad
+    item keeps its place and its error."""
+    from envfactory.parallel import chunks
+
+    path = tmp_path / "t.json"
     rng = random.Random(3)
-    path.write_text(json.dumps([_trajectory(rng, i) for i in range(300)]))
+    items = [json.dumps(_trajectory(rng, i)) for i in range(300)]
+    items[150] = '{"id": "broken", "steps": 3}'
+    path.write_text("[\n" + ",\n".join(items) + "\n]\n")
     ref = ContractRef(BANK)
     options = Options(allow_rejected=True)
-    one = _docs(verify_files(ref, [str(path)], jobs=1, options=options))
-    two = _docs(verify_files(ref, [str(path)], jobs=2, options=options))
+    one = _docs(verify_files(ref, [str(path)], jobs=1, options=options, input_format=input_format))
+    two = _docs(verify_files(ref, [str(path)], jobs=2, options=options, input_format=input_format))
     assert one == two and len(one) == 300
+    assert one[150]["verdict"] == "unreadable" and one[150]["location"].endswith("t.json:152")
+    assert {kind for kind, _ in chunks([str(path)], input_format, 2)} == {"list"}
 
 
 def test_cli_jobs_output_is_identical(tmp_path: Path) -> None:
@@ -139,24 +148,31 @@ def test_byte_ranges_keep_line_numbers_and_errors(tmp_path: Path, monkeypatch: p
 
 
 def test_memory_stays_flat(tmp_path: Path) -> None:
-    """Reading, verifying and writing the JSON report hold one trajectory at a time."""
+    """Reading, verifying and writing the JSON report hold one trajectory at a time, for JSON
+    Lines and ``.json`` lists alike (``auto``, the command line's default, sniffs the format)."""
     import tracemalloc
 
     from envfactory.report import write_json
 
-    def peak(count: int) -> int:
-        path = str(_write(tmp_path / f"t{count}.jsonl", count))
+    def peak(count: int, suffix: str) -> int:
+        path = _write(tmp_path / f"t{count}.jsonl", count)
+        if suffix == ".json":  # the same trajectories as a list (the bad lines dropped)
+            lines = [line for line in path.read_text().splitlines() if not line.startswith("{not")]
+            path = path.with_suffix(".json")
+            path.write_text("[\n" + ",\n".join(lines) + "\n]\n")
         sink = io.StringIO()
         tracemalloc.start()
         tracemalloc.reset_peak()
         base = tracemalloc.get_traced_memory()[0]
-        write_json(verify_files(ContractRef(BANK), [path], jobs=1), _Discard(sink))
+        results = verify_files(ContractRef(BANK), [str(path)], jobs=1, input_format="auto")
+        write_json(results, _Discard(sink))
         result = tracemalloc.get_traced_memory()[1] - base
         tracemalloc.stop()
         return result
 
-    small, large = peak(40), peak(400)  # ten times the trajectories, about the same peak
-    assert large < 1.5 * small + 256 * 1024, (small, large)
+    for suffix in (".jsonl", ".json"):  # ten times the trajectories, about the same peak
+        small, large = peak(40, suffix), peak(400, suffix)
+        assert large < 1.5 * small + 256 * 1024, (suffix, small, large)
 
 
 class _Discard(io.StringIO):
