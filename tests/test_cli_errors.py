@@ -66,3 +66,28 @@ def test_missing_file_and_wrong_option() -> None:
     assert len([line for line in wrong.stderr.splitlines() if line.strip()]) == 1
     unknown = run("no-such-command")
     assert unknown.returncode == 2 and "Traceback" not in unknown.stderr
+
+
+def test_a_bug_is_one_line_and_exit_70_never_a_finding(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An exception envfactory did not expect is its own bug: one line that says so and exit 70,
+    not Python's 1 (which ``verify`` uses for "a trajectory is invalid", so a CI job would read
+    the crash as a finding); ``--debug`` raises it."""
+    import envfactory.cli.check as check
+    from envfactory.cli import main
+
+    def broken(*_: object, **__: object) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(check, "lint", broken)
+    with pytest.raises(SystemExit) as code:
+        main(["check", str(EXAMPLE)])
+    assert code.value.code == 70
+    err = capsys.readouterr().err
+    assert [line for line in err.splitlines() if line.strip()] == [
+        "envfactory: error: internal error (RuntimeError: boom); this is a bug in envfactory: "
+        "please report it with the output of --debug"
+    ]
+    with pytest.raises(RuntimeError, match="boom"):
+        main(["--debug", "check", str(EXAMPLE)])

@@ -1,7 +1,8 @@
 """The ``envfactory`` command line: one click group, one module per command.
 
 Every error a user can cause ends here as one line on stderr and exit code 2 (3 for undecided
-results is the commands' own business); ``--debug`` shows the traceback instead.
+results is the commands' own business); a bug in envfactory is one line too, and exit code 70.
+``--debug`` shows the traceback instead.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import Any
 
 import click
 
-from envfactory.cli._common import EXIT_USAGE, report_error
+from envfactory.cli._common import EXIT_INTERNAL, EXIT_USAGE, report_error
 from envfactory.contracts.errors import EnvfactoryError
 
 
@@ -68,6 +69,14 @@ def main(argv: list[str] | None = None) -> Any:
         sys.exit(EXIT_USAGE)
     except KeyboardInterrupt:
         sys.exit(130)
+    except Exception as err:  # a bug: one line that says so, and an exit code no finding uses
+        if debug:
+            raise
+        report_error(
+            f"internal error ({type(err).__name__}: {err}); this is a bug in envfactory: "
+            "please report it with the output of --debug"
+        )
+        sys.exit(EXIT_INTERNAL)
     sys.exit(code if isinstance(code, int) else 0)
 
 

@@ -18,6 +18,8 @@ EXIT_OK = 0
 EXIT_FINDING = 1
 EXIT_USAGE = 2
 EXIT_UNDECIDED = 3
+EXIT_INTERNAL = 70
+"""A bug in envfactory (sysexits' EX_SOFTWARE): never 1, which a CI job would read as a finding."""
 
 F = TypeVar("F", bound=Callable[..., Any])
 
