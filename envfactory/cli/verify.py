@@ -7,13 +7,14 @@ not be read (the other inputs are still verified and reported), 3 when any is un
 from __future__ import annotations
 
 import contextlib
+import io
 import sys
 from collections.abc import Iterator
 from typing import IO
 
 import click
 
-from envfactory.cli._common import console, output_option, report_error, timeout_option
+from envfactory.cli._common import console, output_option, output_stream, report_error, timeout_option
 from envfactory.parallel import ENGINES, ContractRef, Options, verify_files
 from envfactory.report import FORMATS, Summary, write_json, write_junit, write_text
 from envfactory.verify import Result
@@ -111,8 +112,14 @@ def _tell_unreadable(results: Iterator[Result], in_report: bool) -> Iterator[Res
 
 @contextlib.contextmanager
 def _sink(path: str | None) -> Iterator[IO[str]]:
+    """Where the report goes: standard output, or ``path`` written whole or not at all (a run
+    that fails leaves the previous report, never half of a JUnit file a CI job would choke on)."""
     if path is None:
         yield sys.stdout
         return
-    with open(path, "w", encoding="utf-8") as handle:
-        yield handle
+    with output_stream(path) as raw:
+        text = io.TextIOWrapper(raw, encoding="utf-8")
+        try:
+            yield text
+        finally:
+            text.detach()  # flushes; the stream stays open for output_stream to finish
