@@ -238,6 +238,19 @@ def broken_at_start(contract: Contract, overrides: Mapping[str, Any] | None = No
     return broken
 
 
+def require_valid_start(contract: Contract) -> None:
+    """Raise ``UsageError`` when the declared initial state breaks an invariant: for the commands
+    that make runs from it (``generate``, ``fuzz``), which would make only invalid ones."""
+    broken = broken_at_start(contract)
+    if broken:
+        from envfactory.contracts.errors import UsageError
+
+        raise UsageError(
+            f"the initial state breaks invariant {broken[0].source} ({broken[0].loc}), "
+            "so no valid call sequence starts there"
+        )
+
+
 def _write(state: FrozenMap, ce: _CompiledEffect, key: Any, value: Any) -> FrozenMap:
     var = ce.var
     if ce.key is None:

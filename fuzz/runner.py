@@ -25,7 +25,7 @@ from hypothesis.stateful import get_state_machine_test
 
 from envfactory.contracts.errors import UsageError
 from envfactory.contracts.model import Contract
-from envfactory.contracts.semantics import Machine
+from envfactory.contracts.semantics import Machine, require_valid_start
 from envfactory.contracts.state import initial_state
 from envfactory.contracts.values import FrozenMap
 from envfactory.fuzz.findings import KINDS, Finding, FindingError, Findings
@@ -296,6 +296,7 @@ def fuzz(
         raise UsageError("--max-examples and --steps must be at least 1")
     if engine not in ENGINES:
         raise UsageError(f"unknown engine {engine!r}: expected one of {', '.join(ENGINES)}")
+    require_valid_start(contract)  # every call would be judged from a state it rejects
     session = Session(contract, target, mode=mode, time_budget=time_budget, on_finding=on_finding)
     session.max_cases = CASES_PER_EXAMPLE * max_examples + EXTRA_CASES
     # with a database, let Hypothesis finish shrinking so that it saves the failing examples

@@ -35,7 +35,7 @@ from envfactory.contracts import ir
 from envfactory.contracts.errors import EvaluationError, Location, UsageError
 from envfactory.contracts.evaluator import Env, compile_expr
 from envfactory.contracts.model import Contract, Operation
-from envfactory.contracts.semantics import broken_at_start
+from envfactory.contracts.semantics import require_valid_start
 from envfactory.contracts.values import FrozenMap
 from envfactory.statemachine.outputs import KeyUse, Sampler, derive_seed, get_path, key_uses, set_path
 from envfactory.statemachine.simulator import Simulator
@@ -538,12 +538,7 @@ def generate(
     ``map_walks(walker, seed, [(index, attempt), ...])`` must return the walks in order (the
     default runs them here); the output does not depend on how it spreads them.
     """
-    broken = broken_at_start(contract)
-    if broken:
-        raise UsageError(
-            f"the initial state breaks invariant {broken[0].source} ({broken[0].loc}), "
-            "so no valid trajectory starts there"
-        )
+    require_valid_start(contract)
     walker, made = plan(contract, n, seed=seed, goal=goal, max_length=max_length)
     seen: set[bytes] = set()
     emitted = 0

@@ -76,9 +76,11 @@ goals:
 
 def test_an_initial_state_that_breaks_an_invariant_is_named(tmp_path: Path) -> None:
     """No valid run starts from a rejected state: ``plan`` says why instead of "no plan up to
-    depth 8", ``prove`` gives the empty counterexample, ``check`` warns and ``generate`` refuses
-    (it wrote trajectories that ``verify`` rejects at step 0)."""
+    depth 8", ``prove`` gives the empty counterexample, ``check`` warns, and ``generate`` and
+    ``fuzz`` refuse (generate wrote trajectories that ``verify`` rejects at step 0)."""
     from envfactory.contracts.lint import lint
+    from envfactory.fuzz.runner import fuzz
+    from envfactory.fuzz.targets import SimTarget
     from envfactory.statemachine.walk import generate
 
     contract = write_contract(tmp_path, "broken", BROKEN_START)
@@ -94,6 +96,8 @@ def test_an_initial_state_that_breaks_an_invariant_is_named(tmp_path: Path) -> N
     assert [f.kind for f in lint(contract)] == ["initial_state_breaks_invariant"]
     with pytest.raises(UsageError, match="the initial state breaks invariant n >= 0"):
         next(generate(contract, 3))
+    with pytest.raises(UsageError, match="the initial state breaks invariant n >= 0"):
+        fuzz(contract, SimTarget(contract), max_examples=2)
 
 
 def test_bad_goal_is_an_expression_error() -> None:
