@@ -227,15 +227,16 @@ def broken_at_start(contract: Contract, overrides: Mapping[str, Any] | None = No
     if len(state) < len(contract.state):
         return []
     env = Env(state)
-    broken = []
-    for clause in contract.invariants:
-        try:
-            holds = clause.fn(env) is True
-        except EvaluationError:
-            holds = False
-        if not holds:
-            broken.append(clause)
-    return broken
+    return [clause for clause in contract.invariants if not holds(clause, env)]
+
+
+def holds(clause: Clause, env: Env) -> bool:
+    """Whether ``clause`` is defined and true in ``env``: how every check reads a clause (a
+    ``TypeError`` is an unhashable key a loose schema let through, undefined like the rest)."""
+    try:
+        return clause.fn(env) is True
+    except (EvaluationError, TypeError):
+        return False
 
 
 def require_valid_start(contract: Contract) -> None:

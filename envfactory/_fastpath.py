@@ -21,6 +21,7 @@ from envfactory.contracts.errors import EvaluationError
 from envfactory.contracts.evaluator import Compiled, Env, compile_expr
 from envfactory.contracts.model import Clause, Operation
 from envfactory.contracts.parser import Effect
+from envfactory.contracts.semantics import holds
 from envfactory.contracts.values import FrozenMap
 from envfactory.contracts.values import to_json as value_to_json
 
@@ -312,13 +313,6 @@ def broken_invariant(plan: Plan, post: FrozenMap, keyed: list[tuple[str, Any]], 
 
 UNDEFINED = (EvaluationError, TypeError)
 """What a clause raises where it is undefined (TypeError: an unhashable key read by the evaluator)."""
-
-
-def holds(clause: Clause, env: Env) -> bool:
-    try:
-        return clause.fn(env) is True
-    except UNDEFINED:
-        return False
 
 
 def failing(clauses: tuple[Clause, ...], env: Env) -> list[Clause]:

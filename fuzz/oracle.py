@@ -21,7 +21,7 @@ import attrs
 from envfactory.contracts.errors import EvaluationError
 from envfactory.contracts.evaluator import Env
 from envfactory.contracts.model import Clause, Operation
-from envfactory.contracts.semantics import Failure, Machine
+from envfactory.contracts.semantics import Failure, Machine, holds
 from envfactory.contracts.values import FrozenMap
 from envfactory.fuzz.targets import is_crash
 from envfactory.statemachine.simulator import Response
@@ -63,11 +63,7 @@ def judge(machine: Machine, state: FrozenMap, op: Operation, value: Any) -> Expe
         return Expectation(False, kind="input_schema")
     env = Env(state, value)
     for clause in op.requires:
-        try:
-            holds = clause.fn(env) is True
-        except EvaluationError:
-            holds = False
-        if not holds:
+        if not holds(clause, env):
             status = clause.error.status if clause.error is not None else None
             return Expectation(False, status, kind="precondition", clause=clause)
     if op.reads_output:

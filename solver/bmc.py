@@ -26,6 +26,7 @@ from envfactory.contracts.evaluator import Env as ConcreteEnv
 from envfactory.contracts.evaluator import compile_expr
 from envfactory.contracts.model import Clause, Contract
 from envfactory.contracts.semantics import Failure, Machine, broken_at_start
+from envfactory.contracts.semantics import holds as clause_holds
 from envfactory.contracts.values import FrozenMap, to_json
 from envfactory.solver.domain import conj, disj
 from envfactory.solver.fresh import StepVars
@@ -219,10 +220,7 @@ def simulated(
 
 def holds(clause: Clause, state: Mapping[str, Any]) -> bool:
     """A state predicate, concretely (undefined counts as false)."""
-    try:
-        return clause.fn(ConcreteEnv(state)) is True
-    except EvaluationError:
-        return False
+    return clause_holds(clause, ConcreteEnv(state))
 
 
 def as_trajectory(
