@@ -33,6 +33,7 @@ from envfactory.solver.fresh import StepVars
 from envfactory.solver.readback import Model, concretize_strings
 from envfactory.solver.states import SymState, slots_needed
 from envfactory.solver.transition import Transition, state_predicate
+from envfactory.statemachine._z3_literal import evaluated
 from envfactory.trajectory import Step, Trajectory
 
 
@@ -125,7 +126,7 @@ class Unrolling:
         ``assumptions``) asking for printable strings; the first model stands if that fails.
         """
         assert self._model is not None
-        names = [self.ops[self._model.eval(sel, model_completion=True).as_long()] for sel in self.selectors]
+        names = [self.ops[evaluated(self._model, sel).as_long()] for sel in self.selectors]
         if polish > 0:
             chosen = [sel == self.ops.index(n) for sel, n in zip(self.selectors, names, strict=True)]
             wishes = [io[n].cosmetic for io, n in zip(self.io, names, strict=True)]

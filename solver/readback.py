@@ -59,7 +59,7 @@ class Model:
         if isinstance(sym, Opaque):
             return [] if sym.kind == "list" else None
         if isinstance(sym, AStr):
-            ident = m.eval(sym.id, model_completion=True).as_long()
+            ident = evaluated(m, sym.id).as_long()
             if ident in self.strings:
                 return self.strings[ident]
             return LITERAL_TEXTS.get(ident, f"s{ident}")
@@ -103,7 +103,7 @@ def concretize_strings(
     ``s<id>``, which the concrete re-check judges)."""
     groups: dict[int, list[Any]] = {}
     for sym, schema in specs:
-        ident = model.eval(sym.id, model_completion=True).as_long()
+        ident = evaluated(model, sym.id).as_long()
         if ident in LITERAL_TEXTS:
             continue
         groups.setdefault(ident, []).append(schema)
@@ -128,7 +128,7 @@ def concretize_strings(
             solver.add(z3.Distinct(*texts.values()))
         if solver.check() == z3.sat:
             found = solver.model()
-            return {ident: found.eval(var, model_completion=True).as_string() for ident, var in texts.items()}
+            return {ident: evaluated(found, var).as_string() for ident, var in texts.items()}
     return {}
 
 

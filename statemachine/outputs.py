@@ -737,7 +737,7 @@ def solve_output(
     try:
         import z3
 
-        from envfactory.statemachine._z3_literal import z3_literal
+        from envfactory.statemachine._z3_literal import evaluated, z3_literal
     except ImportError:  # pragma: no cover
         return None
     env = Env(state, input, current)
@@ -847,7 +847,7 @@ def solve_output(
     model = opt.model()
     value = current
     for path, v in variables.items():
-        got = model.eval(v, model_completion=True)
+        got = evaluated(model, v)
         value = set_path(value, path, _from_z3(z3, got))
     return value
 
