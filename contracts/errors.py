@@ -70,10 +70,20 @@ class ExpressionError(ContractError):
 class TrajectoryError(EnvfactoryError):
     """A trajectory that cannot be read: malformed JSON, wrong shape, hostile values."""
 
+    @classmethod
+    def unreadable_file(cls, err: OSError, location: Location) -> TrajectoryError:
+        """The error for a file the operating system would not open or read."""
+        return cls(f"cannot read file: {err.strerror or err}", location)
+
 
 class EvaluationError(EnvfactoryError):
     """A clause whose value is undefined in a concrete state: a missing key, null where a value
     is needed, division by zero. Reported as the failure of that clause, never a crash."""
+
+    @classmethod
+    def unset(cls, name: str) -> EvaluationError:
+        """The error for a read of a state variable the state holds no value for (open world)."""
+        return cls(f"state variable {name!r} has no value")
 
 
 class UsageError(EnvfactoryError):

@@ -66,7 +66,7 @@ class _Compiler:
             try:
                 return env.state[name]
             except KeyError:
-                raise EvaluationError(f"state variable {name!r} has no value") from None
+                raise EvaluationError.unset(name) from None
 
         return state
 
@@ -130,7 +130,7 @@ class _Compiler:
                     record = env.state[cname][k]
                 except (KeyError, TypeError):
                     if cname not in env.state:
-                        raise EvaluationError(f"state variable {cname!r} has no value") from None
+                        raise EvaluationError.unset(cname) from None
                     record = V.get_item(env.state[cname], k, container_source)
                 if record.__class__ is dict:
                     return record.get(name)
@@ -143,7 +143,7 @@ class _Compiler:
                 try:
                     container = env.state[cname]
                 except KeyError:
-                    raise EvaluationError(f"state variable {cname!r} has no value") from None
+                    raise EvaluationError.unset(cname) from None
             else:
                 container = container_fn(env)
             if kkind is _INPUT_FIELD and env.input.__class__ is dict:
@@ -324,7 +324,7 @@ class _Compiler:
                 try:
                     container = env.state[cname]
                 except KeyError:
-                    raise EvaluationError(f"state variable {cname!r} has no value") from None
+                    raise EvaluationError.unset(cname) from None
             else:
                 container = container_fn(env)
             if container.__class__ is persistent and (item.__class__ is str or item.__class__ is int):
@@ -580,7 +580,7 @@ def _read(kind: str, payload: Any, source: str, env: Env) -> Any:
         try:
             return env.state[payload]
         except KeyError:
-            raise EvaluationError(f"state variable {payload!r} has no value") from None
+            raise EvaluationError.unset(payload) from None
     if kind is _INPUT:
         return env.input
     if kind is _OUTPUT:

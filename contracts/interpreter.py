@@ -62,7 +62,7 @@ class Interpreter:
         try:
             return env.state[node.id]
         except KeyError:
-            raise EvaluationError(f"state variable {node.id!r} has no value") from None
+            raise EvaluationError.unset(node.id) from None
 
     def _Attr(self, node: ir.Attr, env: Env) -> Any:
         value = self.eval(node.obj, env)

@@ -259,7 +259,7 @@ def _write(state: FrozenMap, ce: _CompiledEffect, key: Any, value: Any) -> Froze
     try:
         collection = state[var]
     except KeyError:
-        raise EvaluationError(f"state variable {var!r} has no value") from None
+        raise EvaluationError.unset(var) from None
     if not isinstance(collection, FrozenMap):
         raise EvaluationError(f"{var} is not a collection")
     if isinstance(key, Mapping | list):

@@ -186,7 +186,7 @@ def _write(
     if collection is None:
         current = new.get(var, _MISSING)
         if current is _MISSING:
-            raise EvaluationError(f"state variable {var!r} has no value")
+            raise EvaluationError.unset(var)
         if not isinstance(current, FrozenMap):
             raise EvaluationError(f"{var} is not a collection")
         collection = FrozenMap(current)

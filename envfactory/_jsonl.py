@@ -34,7 +34,7 @@ def iter_lines(path: Path | str) -> Iterator[tuple[int, bytes] | TrajectoryError
     try:
         handle: IO[bytes] = open(path, "rb")  # noqa: SIM115 - closed below, generator-friendly
     except OSError as err:
-        yield TrajectoryError(f"cannot read file: {err.strerror or err}", Location(name))
+        yield TrajectoryError.unreadable_file(err, Location(name))
         return
     with handle:
         number = 0
@@ -42,7 +42,7 @@ def iter_lines(path: Path | str) -> Iterator[tuple[int, bytes] | TrajectoryError
             try:
                 data = handle.readline(MAX_LINE_BYTES + 1)
             except OSError as err:
-                yield TrajectoryError(f"cannot read file: {err.strerror or err}", Location(name, number + 1))
+                yield TrajectoryError.unreadable_file(err, Location(name, number + 1))
                 return
             if not data:
                 return
@@ -81,7 +81,7 @@ def read_trajectories(path: Path | str) -> Iterator[Trajectory | TrajectoryError
             yield from _stream_list(path)
             return
     except OSError as err:
-        yield TrajectoryError(f"cannot read file: {err.strerror or err}", Location(name))
+        yield TrajectoryError.unreadable_file(err, Location(name))
         return
     data = read_document(path, "a .json file holding one object")
     if isinstance(data, TrajectoryError):
@@ -103,7 +103,7 @@ def read_document(path: Path | str, what: str) -> bytes | TrajectoryError:
             )
         return Path(path).read_bytes()
     except OSError as err:
-        return TrajectoryError(f"cannot read file: {err.strerror or err}", Location(name))
+        return TrajectoryError.unreadable_file(err, Location(name))
 
 
 def read_trajectories_text(

@@ -166,7 +166,7 @@ def _list_items(path: Path | str) -> Generator[tuple[int, bytes] | TrajectoryErr
     try:
         handle: IO[bytes] = open(path, "rb")  # noqa: SIM115 - closed below, generator-friendly
     except OSError as err:
-        yield TrajectoryError(f"cannot read file: {err.strerror or err}", Location(name))
+        yield TrajectoryError.unreadable_file(err, Location(name))
         return
     with handle:
         first = True
@@ -174,7 +174,7 @@ def _list_items(path: Path | str) -> Generator[tuple[int, bytes] | TrajectoryErr
             try:
                 chunk = handle.read(_CHUNK)
             except OSError as err:
-                yield TrajectoryError(f"cannot read file: {err.strerror or err}", Location(name, line))
+                yield TrajectoryError.unreadable_file(err, Location(name, line))
                 return
             if first and chunk.startswith(_BOM):
                 chunk = chunk[3:]

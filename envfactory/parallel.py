@@ -143,7 +143,7 @@ def _ranges(path: str, jobs: int = 1) -> Iterator[Chunk]:
     try:
         handle = open(path, "rb")  # noqa: SIM115 - closed below, generator-friendly
     except OSError as err:
-        yield ("items", [TrajectoryError(f"cannot read file: {err.strerror or err}", Location(path))])
+        yield ("items", [TrajectoryError.unreadable_file(err, Location(path))])
         return
     with handle:
         offset, line = 0, 1
@@ -187,7 +187,7 @@ def _ranges(path: str, jobs: int = 1) -> Iterator[Chunk]:
         except OSError as err:
             yield (
                 "items",
-                [TrajectoryError(f"cannot read file: {err.strerror or err}", Location(path, line))],
+                [TrajectoryError.unreadable_file(err, Location(path, line))],
             )
 
 
@@ -197,7 +197,7 @@ def _read_range(path: str, offset: int, size: int, first: int) -> Iterator[Item]
             handle.seek(offset)
             data = handle.read(size)
     except OSError as err:
-        yield TrajectoryError(f"cannot read file: {err.strerror or err}", Location(path, first))
+        yield TrajectoryError.unreadable_file(err, Location(path, first))
         return
     yield from _parse_lines(path, list(enumerate(data.split(b"\n"), first)), bom=offset == 0)
 
