@@ -36,7 +36,6 @@ class Plan:
     output_ensures: tuple[Clause, ...]  # the ensures that read ``output``
     has_effects: bool
     reads_output: bool
-    writes: tuple[str, ...]
     effects: tuple[Write, ...]
     invariants: tuple[Recheck, ...]  # the invariants that read a variable this operation writes
     requires_fns: tuple[Compiled, ...]  # the compiled clauses, in order
@@ -83,12 +82,11 @@ class PerKey:
 
 @attrs.frozen(slots=True)
 class Recheck:
-    """How one invariant is re-checked after one operation: at the keys of ``collection`` the
-    step wrote (``body`` from its ``PerKey``), or whole (``body`` None)."""
+    """How one invariant is re-checked after one operation: at the keys of its ``per_key``
+    collection the step wrote, or whole (``per_key`` None)."""
 
     invariant: Invariant
-    collection: str
-    body: Compiled | None
+    per_key: PerKey | None
 
 
 def rechecks(invariants: tuple[Invariant, ...], op: Operation) -> tuple[Recheck, ...]:
@@ -106,10 +104,8 @@ def rechecks(invariants: tuple[Invariant, ...], op: Operation) -> tuple[Recheck,
         if inv.reads.isdisjoint(writes):
             continue
         probe = inv.per_key
-        if probe is not None and probe.collection not in whole and probe.others.isdisjoint(writes):
-            out.append(Recheck(inv, probe.collection, probe.body))
-        else:
-            out.append(Recheck(inv, "", None))
+        keyed = probe is not None and probe.collection not in whole and probe.others.isdisjoint(writes)
+        out.append(Recheck(inv, probe if keyed else None))
     return tuple(out)
 
 
@@ -291,10 +287,10 @@ def broken_invariant(plan: Plan, post: FrozenMap, keyed: list[tuple[str, Any]], 
     env.state = post
     env.output = None
     for check in plan.invariants:
-        body = check.body
-        items = post.get(check.collection)
-        if body is not None and items.__class__ is FrozenMap:
-            coll = check.collection
+        probe = check.per_key
+        items = post.get(probe.collection) if probe is not None else None
+        if probe is not None and items.__class__ is FrozenMap:  # the written keys, then done
+            coll, body = probe.collection, probe.body
             try:
                 for written, key in keyed:
                     if written == coll and key in items:

@@ -214,7 +214,6 @@ class Verifier:
                 output_ensures=tuple(c for c in op.ensures if _reads_output(c)),
                 has_effects=bool(op.effects),
                 reads_output=op.reads_output,
-                writes=tuple(sorted(op.writes)),
                 effects=tuple(Write.of(e) for e in op.effects),
                 invariants=rechecks(self.invariants, op),
                 requires_fns=tuple(c.fn for c in op.requires),
