@@ -15,7 +15,7 @@ from typing import Any
 import attrs
 
 from envfactory.contracts import state as S
-from envfactory.contracts.errors import EvaluationError, Location
+from envfactory.contracts.errors import EnvfactoryError, EvaluationError, Location, UsageError
 from envfactory.contracts.evaluator import Env, compile_expr
 from envfactory.contracts.interpreter import explain
 from envfactory.contracts.model import Clause, Contract, Operation
@@ -218,8 +218,6 @@ def broken_at_start(contract: Contract, overrides: Mapping[str, Any] | None = No
     """The invariants a fully known initial state (the declared one, or with ``overrides``)
     breaks, in order; empty when it keeps them or when part of it is unknown (open world).
     Nothing valid starts from such a state: no trajectory, plan or generated run."""
-    from envfactory.contracts.errors import EnvfactoryError
-
     try:
         state = S.initial_state(contract, overrides)
     except EnvfactoryError:
@@ -244,8 +242,6 @@ def require_valid_start(contract: Contract) -> None:
     that make runs from it (``generate``, ``fuzz``), which would make only invalid ones."""
     broken = broken_at_start(contract)
     if broken:
-        from envfactory.contracts.errors import UsageError
-
         raise UsageError(
             f"the initial state breaks invariant {broken[0].source} ({broken[0].loc}), "
             "so no valid call sequence starts there"
