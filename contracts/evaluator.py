@@ -287,13 +287,7 @@ class _Compiler:
 
             return equal
         order = V.order
-        fast_ops: dict[str, Callable[[Any, Any], Any]] = {
-            "<": operator.lt,
-            "<=": operator.le,
-            ">": operator.gt,
-            ">=": operator.ge,
-        }
-        fast = fast_ops[op]
+        fast = _OPERATORS[op]
 
         def compare(env: Env) -> bool:
             a = left(env)
@@ -346,18 +340,19 @@ class _Compiler:
         other_kind, other = (rkind, rval) if flipped else (lkind, lval)
         op = node.op
         lsrc, rsrc = to_source(node.left), to_source(node.right)
+        if kind is _CONST and other_kind is _FN:
+            special = (
+                _equals_constant(other, payload, op == "!=")
+                if op in ("==", "!=")
+                else _ordered_constant(other, payload, op, flipped, lsrc, rsrc)
+            )
+            if special is not None:
+                return special
         psrc = lsrc if flipped else rsrc
         osrc = rsrc if flipped else lsrc
         eq = V.strict_eq
         order = V.order
-        fast = {
-            "==": operator.eq,
-            "!=": operator.ne,
-            "<": operator.lt,
-            "<=": operator.le,
-            ">": operator.gt,
-            ">=": operator.ge,
-        }[op]
+        fast = _OPERATORS[op]
         equality = op in ("==", "!=")
 
         def compare(env: Env) -> bool:
@@ -392,6 +387,21 @@ class _Compiler:
     def _BoolOp(self, node: ir.BoolOp) -> Compiled:
         operands = [(self.compile(o), to_source(o)) for o in node.operands]
         truth = V.truth
+        if node.op == "and" and len(operands) == 2:
+            (first, fsrc), (second, ssrc) = operands
+
+            def both(env: Env) -> bool:  # the commonest conjunction, without the loop
+                value = first(env)
+                if value is not True:
+                    if value is False:
+                        return False
+                    truth(value, fsrc)
+                value = second(env)
+                if value is True or value is False:
+                    return value
+                return truth(value, ssrc)
+
+            return both
         if node.op == "and":
 
             def conj(env: Env) -> bool:
@@ -552,6 +562,62 @@ class _Compiler:
 
         return quantify
 
+
+def _equals_constant(read: Compiled, constant: Any, negated: bool) -> Compiled | None:
+    """``e == null`` and ``e == "text"`` (or ``!=``, either side) with the operator inline.
+
+    ``strict_eq`` against null is identity, and against a string is Python's ``==`` (which is
+    false for every value of another type, booleans included), so neither needs the general
+    path; other constants (numbers, where booleans must not equal 1) take it.
+    """
+    if constant is None:
+        if negated:
+            return lambda env: read(env) is not None
+        return lambda env: read(env) is None
+    if constant.__class__ is str:
+        if negated:
+            return lambda env: read(env) != constant
+        return lambda env: read(env) == constant
+    return None
+
+
+def _ordered_constant(
+    read: Compiled, constant: Any, op: str, flipped: bool, lsrc: str, rsrc: str
+) -> Compiled | None:
+    """``e < 0``, ``e >= "m"`` (either side): one type test, then the operator; any other type
+    takes ``order``, which accepts mixed numbers and explains the rest."""
+    cls = constant.__class__
+    if cls is not int and cls is not str:
+        return None
+    fast = _OPERATORS[op]
+    order = V.order
+    if flipped:
+
+        def constant_first(env: Env) -> bool:
+            value = read(env)
+            if value.__class__ is cls:
+                return fast(constant, value)
+            return order(op, constant, value, lsrc, rsrc)
+
+        return constant_first
+
+    def constant_second(env: Env) -> bool:
+        value = read(env)
+        if value.__class__ is cls:
+            return fast(value, constant)
+        return order(op, value, constant, lsrc, rsrc)
+
+    return constant_second
+
+
+_OPERATORS: dict[str, Callable[[Any, Any], bool]] = {
+    "==": operator.eq,
+    "!=": operator.ne,
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+}
 
 _UNBOUND = object()
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -237,7 +238,7 @@ def test_every_operator_between_leaves_agrees_with_the_tree_walker() -> None:
     )
     for left in CALL_LEAVES:
         for right in CALL_LEAVES:
-            for op in ("==", "!=", "<", "<=", ">", ">=", "+", "-", "in"):
+            for op in ("==", "!=", "<", "<=", ">", ">=", "+", "-", "in", "and", "or"):
                 expr = parse_expr(f"({left} {op} {right})")
                 for value, output in CALL_ENVS:
                     env = Env(state, value, output)
@@ -245,6 +246,27 @@ def test_every_operator_between_leaves_agrees_with_the_tree_walker() -> None:
                         f"({left} {op} {right})",
                         value,
                         output,
+                    )
+
+
+CONSTANTS = ["null", '"ann"', '""', "1", "0", "1.0", "-1", "true", "false"]
+PARSED_VALUES = json.loads('[null, "ann", "", "bob", 1, 0, 1.0, 0.5, -1, true, false, [1], {"v": 1}]')
+"""Values as a trajectory brings them: parsed at run time, so no string is the constant's own
+object (an identity test in place of ``==`` would show)."""
+
+
+def test_a_computed_value_against_every_constant_agrees_with_the_tree_walker() -> None:
+    """``e OP constant`` and ``constant OP e`` with ``e`` computed (not a leaf), for every parsed
+    value: the closures that compare with a constant inline."""
+    for value in PARSED_VALUES:
+        env = Env(FrozenMap({"items": FrozenMap({1: {"w": value}})}), {"k": 1})
+        for constant in CONSTANTS:
+            for op in ("==", "!=", "<", "<=", ">", ">="):
+                for text in (f"items[input.k].w {op} {constant}", f"{constant} {op} items[input.k].w"):
+                    expr = parse_expr(text)
+                    assert outcome(compile_expr(expr), env) == outcome(interpreter.evaluate, expr, env), (
+                        text,
+                        value,
                     )
 
 
