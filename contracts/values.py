@@ -29,7 +29,9 @@ class FrozenMap(dict[Any, Any]):
     States and collections are values: a snapshot is never changed in place, so forking one is
     free and a changed copy shares every record with its parent. Copy-on-write costs O(n) per
     write, but iteration and lookup run at dict speed, which is what verification spends its time
-    on (measured: a persistent HAMT iterated 25x slower than a dict at 50 entries).
+    on (measured: a persistent HAMT iterated 25x slower than a dict at 50 entries). The one
+    exception is the verifier's hot loop, which writes into a copy that only it holds
+    (``envfactory._fastpath.own``), so no snapshot anyone else sees ever changes.
     """
 
     __slots__ = ()

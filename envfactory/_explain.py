@@ -12,7 +12,7 @@ import json
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from envfactory._fastpath import apply_effects, failing
+from envfactory._fastpath import applied, failing
 from envfactory.contracts import ir
 from envfactory.contracts.errors import EvaluationError
 from envfactory.contracts.evaluator import Env
@@ -184,7 +184,7 @@ def _record(
     """Apply ``op``'s effects and note in ``writes`` the locations they wrote at step ``j``."""
     env = Env(state, value, output)
     effects = verifier.plans[op.name].effects
-    post = apply_effects(effects, state, env)
+    post = applied(effects, state, env)
     for w in effects:
         path: Path = (w.var,)
         if w.key is not None:

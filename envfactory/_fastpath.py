@@ -1,11 +1,11 @@
-"""The verifier's hot path: each operation's checks planned once, effects applied with one copy
-of the state per step, and invariants re-checked only where a step wrote.
+"""The verifier's hot path: each operation's checks planned once, effects applied in place on
+the run's own copy of the state, and invariants re-checked only where a step wrote.
 
 Everything here decides the common case fast and defers to the reference semantics
 (``envfactory.contracts.semantics.Machine``) for anything it cannot settle: a probe that is not
 plainly true falls back to the whole clause, and an error is explained by the machine. ``Plan``
-holds per operation what the loop needs; ``apply_effects`` is ``Machine.apply`` without the
-per-effect copies; ``rechecks`` re-checks ``all(body for k in c)`` at the written keys only;
+holds per operation what the loop needs; ``apply_effects`` is ``Machine.apply`` without
+copies (``rollback`` undoes it); ``rechecks`` re-checks ``all(body for k in c)`` at the written keys only;
 ``complete_output`` fills in a missing response that the ensures pin by equalities.
 """
 
@@ -110,101 +110,154 @@ def rechecks(invariants: tuple[Invariant, ...], op: Operation) -> tuple[Recheck,
 
 
 class Write:
-    """One effect compiled for ``apply_effects``: the target's variable, key and fields, and the value."""
+    """One effect compiled for ``apply_effects``: the target's variable, key and fields, the
+    value, and whether the value may hold a state collection itself (``unshare``)."""
 
-    __slots__ = ("fields", "key", "value", "var")
+    __slots__ = ("fields", "key", "unshare", "value", "var")
 
-    def __init__(self, var: str, key: Any, fields: tuple[str, ...], value: Any) -> None:
+    def __init__(self, var: str, key: Any, fields: tuple[str, ...], value: Any, unshare: bool) -> None:
         self.var = var
         self.key = key
         self.fields = fields
         self.value = value  # None: ``del``
+        self.unshare = unshare
 
     @classmethod
     def of(cls, effect: Effect) -> Write:
         target = effect.target
         key = compile_expr(target.key) if target.key is not None else None
         value = compile_expr(effect.value) if effect.value is not None else None
-        return cls(target.var, key, target.fields, value)
+        unshare = effect.value is not None and _may_hold_state(effect.value)
+        return cls(target.var, key, target.fields, value, unshare)
+
+
+def _may_hold_state(node: ir.Expr) -> bool:
+    """Whether ``node``'s value may be, or hold, a state variable's own object (``snapshot =
+    accounts``, ``[accounts]``): only a name can give one, through literals and branches; an
+    index, a field, a call or a quantifier gives an element or a new value."""
+    if isinstance(node, ir.Name):
+        return node.id not in ("input", "output")
+    if isinstance(node, ir.ListLit):
+        return any(_may_hold_state(i) for i in node.items)
+    if isinstance(node, ir.RecordLit):
+        return any(_may_hold_state(v) for v in node.values)
+    if isinstance(node, ir.IfExp):
+        return _may_hold_state(node.body) or _may_hold_state(node.orelse)
+    return False
+
+
+def own(state: FrozenMap) -> FrozenMap:
+    """A copy of ``state`` that one run changes in place (``apply_effects``): the top level and
+    every collection copied. Records are shared: a write replaces them, never changes them."""
+    return FrozenMap({k: FrozenMap(v) if v.__class__ is FrozenMap else v for k, v in state.items()})
+
+
+Undo = list[tuple[dict[Any, Any], Any, Any]]
+"""What ``apply_effects`` overwrote, in order: (container, key, former value or ``_MISSING``)."""
 
 
 def apply_effects(
-    writes: tuple[Write, ...], state: FrozenMap, env: Env, keyed: list[tuple[str, Any]] | None = None
-) -> FrozenMap:
-    """``Machine.apply`` with one copy of the state and of each written collection per step.
+    writes: tuple[Write, ...], state: FrozenMap, env: Env, keyed: list[tuple[str, Any]], undo: Undo
+) -> None:
+    """``Machine.apply``, in place on ``state``, a run's own copy (``own``).
 
     Every key and value is evaluated on the pre-state first (effects are simultaneous), then
-    written in order into fresh copies; raises ``EvaluationError`` exactly where ``Machine.apply``
-    does (the caller asks ``Machine.effect_failure`` for the explanation). ``keyed`` collects the
-    ``(collection, key)`` pairs written, for incremental invariant checks.
+    written in order; raises ``EvaluationError`` exactly where ``Machine.apply`` does (the caller
+    asks ``Machine.effect_failure`` for the explanation). ``keyed`` collects the ``(collection,
+    key)`` pairs written, for incremental invariant checks; ``undo`` what was overwritten, for
+    ``rollback`` (a write that fails half-way, a call that turns out rejected).
+
+    In place is sound because nothing else holds the run's collections: ``own`` copied them,
+    records are replaced rather than changed, and a value that may hold a state variable's
+    object is copied before it is stored (``Write.unshare``).
     """
     if len(writes) == 1:  # most operations write one location: no list of planned writes
         w = writes[0]
-        return _write(
+        _put(
             w,
             w.key(env) if w.key is not None else None,
             w.value(env) if w.value is not None else None,
-            FrozenMap(state),
-            {},
+            state,
             keyed,
+            undo,
         )
+        return
     planned = [
         (w, w.key(env) if w.key is not None else None, w.value(env) if w.value is not None else None)
         for w in writes
     ]
-    new = FrozenMap(state)
-    fresh: dict[str, FrozenMap] = {}
     for w, key, value in planned:
-        _write(w, key, value, new, fresh, keyed)
+        _put(w, key, value, state, keyed, undo)
+
+
+def rollback(undo: Undo) -> None:
+    """Put back what ``apply_effects`` overwrote: the state is as before the step."""
+    for container, key, former in reversed(undo):
+        if former is _MISSING:
+            dict.pop(container, key, None)
+        else:
+            dict.__setitem__(container, key, former)
+    undo.clear()
+
+
+def applied(writes: tuple[Write, ...], state: FrozenMap, env: Env) -> FrozenMap:
+    """The post-state of ``writes`` as a new state, ``state`` unchanged (for replays)."""
+    new = FrozenMap(state)
+    for var in {w.var for w in writes if w.key is not None}:
+        current = new.get(var)
+        if current.__class__ is FrozenMap:
+            dict.__setitem__(new, var, FrozenMap(current))
+    apply_effects(writes, new, env, [], [])
     return new
 
 
-def _write(
-    w: Write,
-    key: Any,
-    value: Any,
-    new: FrozenMap,
-    fresh: dict[str, FrozenMap],
-    keyed: list[tuple[str, Any]] | None,
-) -> FrozenMap:
-    """One planned write into ``new`` (the post-state being built); ``fresh`` holds the
-    collections already copied in this step. Returns ``new``."""
+def _put(w: Write, key: Any, value: Any, state: FrozenMap, keyed: list[tuple[str, Any]], undo: Undo) -> None:
+    """One planned write into ``state``, logged in ``undo``."""
     var = w.var
+    if w.unshare:
+        value = _unshared(value)
     if w.key is None:
-        dict.__setitem__(new, var, value)
-        fresh.pop(var, None)
-        return new
+        undo.append((state, var, state.get(var, _MISSING)))
+        dict.__setitem__(state, var, value)
+        return
     if key.__class__ is not str and key.__class__ is not int and not _is_key(key):
         raise EvaluationError(f"{var} is keyed by scalars, but the key is {_kind(key)}")
-    if keyed is not None:
-        keyed.append((var, key))
-    collection = fresh.get(var)
-    if collection is None:
-        current = new.get(var, _MISSING)
-        if current is _MISSING:
-            raise EvaluationError.unset(var)
-        if not isinstance(current, FrozenMap):
-            raise EvaluationError(f"{var} is not a collection")
-        collection = FrozenMap(current)
-        fresh[var] = collection
-        dict.__setitem__(new, var, collection)
+    keyed.append((var, key))
+    collection = state.get(var, _MISSING)
+    if collection is _MISSING:
+        raise EvaluationError.unset(var)
+    if collection.__class__ is not FrozenMap:
+        raise EvaluationError(f"{var} is not a collection")
+    record = collection.get(key, _MISSING)
     if w.value is None:
-        if key not in collection:
+        if record is _MISSING:
             raise EvaluationError(f"del {var}[{key!r}]: there is no such key")
+        undo.append((collection, key, record))
         dict.__delitem__(collection, key)
-    elif w.fields:
-        record = collection.get(key, _MISSING)
+        return
+    if w.fields:
         if record is _MISSING:
             raise EvaluationError(f"{var} has no key {key!r}")
         if record.__class__ is dict and len(w.fields) == 1:  # c[k].f = v, the common case
-            record = dict(record)
-            record[w.fields[0]] = value
-            dict.__setitem__(collection, key, record)
+            updated = dict(record)
+            updated[w.fields[0]] = value
+            value = updated
         else:
-            dict.__setitem__(collection, key, _set_fields(record, w.fields, value))
-    else:
-        dict.__setitem__(collection, key, value)
-    return new
+            value = _set_fields(record, w.fields, value)
+    undo.append((collection, key, record))
+    dict.__setitem__(collection, key, value)
+
+
+def _unshared(value: Any) -> Any:
+    """``value`` with every collection in it copied, so that no state variable's own object is
+    stored twice (and changed in both places by a later write)."""
+    if value.__class__ is FrozenMap:
+        return FrozenMap(value)
+    if isinstance(value, dict):
+        return {k: _unshared(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_unshared(v) for v in value]
+    return value
 
 
 _MISSING: Any = object()

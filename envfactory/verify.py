@@ -25,15 +25,18 @@ from envfactory._fastpath import (
     UNDEFINED,
     Invariant,
     Plan,
+    Undo,
     Write,
     apply_effects,
     broken_invariant,
     complete_output,
     failing,
     holds,
+    own,
     per_key_probe,
     raw_test,
     rechecks,
+    rollback,
 )
 from envfactory.contracts import ir
 from envfactory.contracts.errors import EnvfactoryError, EvaluationError, SolverError, TrajectoryError
@@ -43,9 +46,6 @@ from envfactory.contracts.semantics import Failure, Machine
 from envfactory.contracts.values import FrozenMap
 from envfactory.importers import BROKEN_ARGUMENTS
 from envfactory.trajectory import Step, Trajectory, iter_holes
-
-_apply = apply_effects
-"""The one-copy effects under their former name (tests compare them with ``Machine.apply``)."""
 
 VERDICTS = ("valid", "invalid", "feasible", "unknown", "unreadable")
 RESULT_FIELDS = (
@@ -337,6 +337,7 @@ class Verifier:
         plans = self.plans
         allow_rejected = self.allow_rejected
         completed: dict[int, Any] = {}
+        state = own(state)  # changed in place, step by step; ``env`` reads it throughout
         env = Env(state)
         index = -1
         for step in traj.steps:
@@ -362,7 +363,6 @@ class Verifier:
                 if allow_rejected and _is_4xx(step.status):
                     continue
                 raise _Broken(index, plan.op, self._input_failure(plan.op, step))
-            env.state = state
             env.input = value
             env.output = None
             rejected = False
@@ -387,18 +387,20 @@ class Verifier:
             keyed: list[tuple[str, Any]] = []
             if plan.has_effects:
                 env.output = output
+                undo: Undo = []
                 try:
-                    post = apply_effects(plan.effects, state, env, keyed)
+                    apply_effects(plan.effects, state, env, keyed, undo)
                 except EvaluationError as err:
+                    rollback(undo)
                     if allow_rejected and _is_4xx(step.status):
                         continue
                     failure = _effect_failure(self.machine, state, plan.op, value, output, err)
                     raise _Broken(index, plan.op, failure) from None
-            else:
-                post = state
             status = step.status
             if status is not None and status >= 400:
                 if status >= 500 and allow_rejected:
+                    if plan.has_effects:
+                        rollback(undo)
                     continue  # the server failed: with --allow-rejected, a call that changed nothing
                 raise _Broken(index, plan.op, _unexpected_status(plan.op, status))
             if has_output:
@@ -414,7 +416,7 @@ class Verifier:
                         )
                         raise _Broken(index, plan.op, failure)
             elif plan.output_ensures:
-                output = complete_output(plan, post, value)
+                output = complete_output(plan, state, value)
                 if output is NO_OUTPUT:
                     raise _Symbolic(
                         index,
@@ -422,7 +424,6 @@ class Verifier:
                     )
                 completed[index] = output
             if plan.ensures_fns:
-                env.state = post
                 env.output = output
                 for i, fn in enumerate(plan.ensures_fns):
                     try:
@@ -430,12 +431,11 @@ class Verifier:
                             continue
                     except UNDEFINED:
                         pass
-                    self._broken_ensures(index, plan, plan.ensures[i], post, value, output)
-            if plan.invariants and post is not state:
-                inv = broken_invariant(plan, post, keyed, env)
+                    self._broken_ensures(index, plan, plan.ensures[i], state, value, output)
+            if plan.invariants:  # only operations with effects have any (``rechecks``)
+                inv = broken_invariant(plan, state, keyed, env)
                 if inv is not None:
-                    self._broken_invariant(index, plan, inv, post)
-            state = post
+                    self._broken_invariant(index, plan, inv, state)
         return completed
 
     def _input_failure(self, op: Operation, step: Step) -> Failure:

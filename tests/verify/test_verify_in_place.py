@@ -1,0 +1,84 @@
+"""verify() changes a run's state in place: a step that fails half-way or is rejected leaves it as
+it was, and a stored copy of a collection does not change with the collection."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import envfactory
+from envfactory.trajectory import Step, Trajectory
+from envfactory.verify import Result, verify
+
+CONTRACT = """\
+envfactory: "1"
+info: {title: In place, version: "1"}
+state:
+  items:
+    collection: {key: {type: string}, value: {type: object, properties: {n: {type: integer}}, required: [n]}}
+  saved:
+    collection: {key: {type: string}, value: {type: object, properties: {n: {type: integer}}, required: [n]}}
+operations:
+  swap:
+    input: {type: object, properties: {k: {type: string}, gone: {type: string}}, required: [k, gone]}
+    effects: ['items[input.k] = {"n": 1}', "del items[input.gone]"]
+  put:
+    input: {type: object, properties: {k: {type: string}}, required: [k]}
+    requires:
+      - check: not (input.k in items)
+        error: {status: 409}
+    effects: ['items[input.k] = {"n": 0}']
+  save:
+    input: {type: object}
+    effects: [saved = items]
+  absent_from_saved:
+    input: {type: object, properties: {k: {type: string}}, required: [k]}
+    requires: [not (input.k in saved)]
+"""
+
+
+@pytest.fixture(scope="module")
+def contract(tmp_path_factory: pytest.TempPathFactory) -> envfactory.Contract:
+    path: Path = tmp_path_factory.mktemp("inplace") / "inplace.yaml"
+    path.write_text(CONTRACT)
+    return envfactory.load(path)
+
+
+def _one(contract: envfactory.Contract, *steps: Step, **kwargs: bool) -> Result:
+    (result,) = verify(contract, [Trajectory(id="t", steps=steps)], **kwargs)
+    return result
+
+
+def test_effects_that_fail_half_way_change_nothing(contract: envfactory.Contract) -> None:
+    """``swap`` writes ``items["a"]`` and then fails to delete a missing key: with
+    --allow-rejected the 404 is a rejection, so ``items["a"]`` was never written and ``put``
+    may create it."""
+    half = Step("swap", {"k": "a", "gone": "nope"}, status=404)
+    result = _one(contract, half, Step("put", {"k": "a"}), allow_rejected=True)
+    assert result.verdict == "valid", result.message
+    # without the flag the half-done step is the failure, explained on the state before it
+    result = _one(contract, half, Step("put", {"k": "a"}))
+    assert (result.verdict, result.step, result.kind) == ("invalid", 0, "precondition")
+    assert "no such key" in result.message
+
+
+def test_a_server_failure_after_effects_changes_nothing(contract: envfactory.Contract) -> None:
+    failed = Step("put", {"k": "a"}, status=503)
+    assert _one(contract, failed, Step("put", {"k": "a"}), allow_rejected=True).verdict == "valid"
+
+
+def test_a_saved_collection_keeps_its_keys_when_the_original_changes(contract: envfactory.Contract) -> None:
+    steps = (Step("save", {}), Step("put", {"k": "a"}), Step("absent_from_saved", {"k": "a"}))
+    result = _one(contract, *steps)
+    assert result.verdict == "valid", result.message
+    steps = (Step("put", {"k": "a"}), Step("save", {}), Step("absent_from_saved", {"k": "a"}))
+    result = _one(contract, *steps)
+    assert (result.verdict, result.step) == ("invalid", 2)
+
+
+def test_one_run_leaves_the_next_its_own_initial_state(contract: envfactory.Contract) -> None:
+    """Runs share the contract's initial state; each changes its own copy."""
+    first = Trajectory(id="1", steps=(Step("put", {"k": "a"}),))
+    second = Trajectory(id="2", steps=(Step("put", {"k": "a"}),))
+    assert [r.verdict for r in verify(contract, [first, second])] == ["valid", "valid"]
