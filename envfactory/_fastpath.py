@@ -19,7 +19,7 @@ import attrs
 from envfactory.contracts import ir
 from envfactory.contracts.errors import EvaluationError
 from envfactory.contracts.evaluator import Compiled, Env, compile_expr
-from envfactory.contracts.model import Clause, Operation
+from envfactory.contracts.model import Clause, Contract, Operation
 from envfactory.contracts.parser import Effect
 from envfactory.contracts.semantics import holds
 from envfactory.contracts.values import FrozenMap
@@ -123,27 +123,43 @@ class Write:
         self.unshare = unshare
 
     @classmethod
-    def of(cls, effect: Effect) -> Write:
+    def of(cls, effect: Effect, holders: frozenset[str]) -> Write:
+        """``effect`` compiled; ``holders`` are the state variables that may hold a collection
+        (``collection_holders``)."""
         target = effect.target
         key = compile_expr(target.key) if target.key is not None else None
         value = compile_expr(effect.value) if effect.value is not None else None
-        unshare = effect.value is not None and _may_hold_state(effect.value)
+        unshare = effect.value is not None and not _flowing_names(effect.value).isdisjoint(holders)
         return cls(target.var, key, target.fields, value, unshare)
 
 
-def _may_hold_state(node: ir.Expr) -> bool:
-    """Whether ``node``'s value may be, or hold, a state variable's own object (``snapshot =
-    accounts``, ``[accounts]``): only a name can give one, through literals and branches; an
-    index, a field, a call or a quantifier gives an element or a new value."""
+def collection_holders(contract: Contract) -> frozenset[str]:
+    """The state variables whose value may be, or hold, a collection: the collections, and any
+    variable an effect gives a value that a holder flows into (``snapshot = accounts``)."""
+    holders = {name for name, var in contract.state.items() if var.collection}
+    effects = [e for op in contract.operations.values() for e in op.effects if e.value is not None]
+    grown = True
+    while grown:
+        grown = False
+        for effect in effects:
+            if effect.target.var not in holders and not _flowing_names(effect.value).isdisjoint(holders):
+                holders.add(effect.target.var)
+                grown = True
+    return frozenset(holders)
+
+
+def _flowing_names(node: ir.Expr | None) -> frozenset[str]:
+    """The names whose own object ``node``'s value may be or hold: only a name gives one, through
+    literals and branches; an index, a field, a call or a quantifier gives an element or a new
+    value."""
     if isinstance(node, ir.Name):
-        return node.id not in ("input", "output")
-    if isinstance(node, ir.ListLit):
-        return any(_may_hold_state(i) for i in node.items)
-    if isinstance(node, ir.RecordLit):
-        return any(_may_hold_state(v) for v in node.values)
+        return frozenset((node.id,))
+    if isinstance(node, ir.ListLit | ir.RecordLit):
+        parts = node.items if isinstance(node, ir.ListLit) else node.values
+        return frozenset().union(*(_flowing_names(p) for p in parts))
     if isinstance(node, ir.IfExp):
-        return _may_hold_state(node.body) or _may_hold_state(node.orelse)
-    return False
+        return _flowing_names(node.body) | _flowing_names(node.orelse)
+    return frozenset()
 
 
 def own(state: FrozenMap) -> FrozenMap:

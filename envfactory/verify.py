@@ -29,6 +29,7 @@ from envfactory._fastpath import (
     Write,
     apply_effects,
     broken_invariant,
+    collection_holders,
     complete_output,
     failing,
     holds,
@@ -203,6 +204,7 @@ class Verifier:
         self._initial: FrozenMap | None = None
         self._initial_ok = False
         state = frozenset(contract.state)
+        holders = collection_holders(contract)
         self.invariants: tuple[Invariant, ...] = tuple(
             Invariant(c, ir.free_names(c.expr) & state, per_key_probe(c, state)) for c in contract.invariants
         )
@@ -214,7 +216,7 @@ class Verifier:
                 output_ensures=tuple(c for c in op.ensures if _reads_output(c)),
                 has_effects=bool(op.effects),
                 reads_output=op.reads_output,
-                effects=tuple(Write.of(e) for e in op.effects),
+                effects=tuple(Write.of(e, holders) for e in op.effects),
                 invariants=rechecks(self.invariants, op),
                 requires_fns=tuple(c.fn for c in op.requires),
                 ensures_fns=tuple(c.fn for c in op.ensures),

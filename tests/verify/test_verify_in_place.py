@@ -19,6 +19,9 @@ state:
     collection: {key: {type: string}, value: {type: object, properties: {n: {type: integer}}, required: [n]}}
   saved:
     collection: {key: {type: string}, value: {type: object, properties: {n: {type: integer}}, required: [n]}}
+  box: {initial: {}}
+  mirror:
+    collection: {key: {type: string}, value: {type: object, properties: {n: {type: integer}}, required: [n]}}
 operations:
   swap:
     input: {type: object, properties: {k: {type: string}, gone: {type: string}}, required: [k, gone]}
@@ -32,6 +35,21 @@ operations:
   save:
     input: {type: object}
     effects: [saved = items]
+  box_it:
+    input: {type: object}
+    effects: [box = saved]
+  mirror_it:
+    input: {type: object}
+    effects: [mirror = box]
+  put_in_mirror:
+    input: {type: object, properties: {k: {type: string}}, required: [k]}
+    effects: ['mirror[input.k] = {"n": 5}']
+  keep_in_saved:
+    input: {type: object, properties: {k: {type: string}}, required: [k]}
+    effects: ['saved[input.k] = {"n": 5}']
+  absent_from_box:
+    input: {type: object, properties: {k: {type: string}}, required: [k]}
+    requires: [not (input.k in box)]
   absent_from_saved:
     input: {type: object, properties: {k: {type: string}}, required: [k]}
     requires: [not (input.k in saved)]
@@ -75,6 +93,18 @@ def test_a_saved_collection_keeps_its_keys_when_the_original_changes(contract: e
     steps = (Step("put", {"k": "a"}), Step("save", {}), Step("absent_from_saved", {"k": "a"}))
     result = _one(contract, *steps)
     assert (result.verdict, result.step) == ("invalid", 2)
+
+
+def test_a_variable_given_a_saved_collection_is_a_copy_too(contract: envfactory.Contract) -> None:
+    """``box`` is not declared a collection (it has no type), but holds one once ``box = saved``
+    ran: later writes to ``saved``, or to ``mirror`` given ``box``'s value, must not show in it."""
+    steps = (Step("save", {}), Step("box_it", {}), Step("keep_in_saved", {"k": "b"}))
+    result = _one(contract, *steps, Step("absent_from_box", {"k": "b"}))
+    assert result.verdict == "valid", result.message
+    # and ``mirror = box`` copies: ``box`` holds a collection because an effect gave it one
+    steps = (Step("save", {}), Step("box_it", {}), Step("mirror_it", {}), Step("put_in_mirror", {"k": "c"}))
+    result = _one(contract, *steps, Step("absent_from_box", {"k": "c"}))
+    assert result.verdict == "valid", result.message
 
 
 def test_one_run_leaves_the_next_its_own_initial_state(contract: envfactory.Contract) -> None:
