@@ -78,6 +78,7 @@ class PerKey:
     collection: str
     body: Compiled
     others: frozenset[str]
+    fields: frozenset[str] | None  # the fields of ``c[k]`` the body reads; None: the whole record
 
 
 @attrs.frozen(slots=True)
@@ -95,7 +96,10 @@ def rechecks(invariants: tuple[Invariant, ...], op: Operation) -> tuple[Recheck,
     An invariant reading nothing the operation writes still holds after it. One that is a
     ``PerKey`` over a collection the operation writes only by key, reading no other variable the
     operation writes, still holds at every key but those written (it held before the step, and
-    nothing it reads there changed): those are all it needs. Anything else is checked whole.
+    nothing it reads there changed): those are all it needs; and none at all when every write is
+    to a field the body does not read (``c[k].status = ...`` against ``all(k < next_id ...)``): a
+    field is written only where the key exists, so the keys stay as they were. Anything else is
+    checked whole.
     """
     writes = frozenset(op.writes)
     whole = frozenset(e.target.var for e in op.effects if e.target.key is None)
@@ -105,8 +109,22 @@ def rechecks(invariants: tuple[Invariant, ...], op: Operation) -> tuple[Recheck,
             continue
         probe = inv.per_key
         keyed = probe is not None and probe.collection not in whole and probe.others.isdisjoint(writes)
+        if keyed and probe is not None and _fields_unread(probe, op):
+            continue
         out.append(Recheck(inv, probe if keyed else None))
     return tuple(out)
+
+
+def _fields_unread(probe: PerKey, op: Operation) -> bool:
+    """Whether every write of ``op`` to the probe's collection sets a field its body never reads."""
+    read = probe.fields
+    if read is None:
+        return False
+    return all(
+        e.value is not None and e.target.fields and e.target.fields[0] not in read
+        for e in op.effects
+        if e.target.var == probe.collection
+    )
 
 
 class Write:
@@ -332,7 +350,11 @@ def per_key_probe(clause: Clause, state: frozenset[str]) -> PerKey | None:
     if len(uses) != len(indexed) or any(isinstance(n, ir.Quant) for n in ir.walk(node.body)):
         return None
     others = frozenset(ir.free_names(node.body) - {coll, var})
-    return PerKey(coll, compile_expr(_rename(node.body, var, "input")), others)
+    fields = [
+        n.name for n in ir.walk(node.body) if isinstance(n, ir.Attr) and any(n.obj is i for i in indexed)
+    ]
+    read = frozenset(fields) if len(fields) == len(indexed) else None  # else some c[k] is read whole
+    return PerKey(coll, compile_expr(_rename(node.body, var, "input")), others, read)
 
 
 def _rename(node: ir.Expr, old: str, new: str) -> ir.Expr:

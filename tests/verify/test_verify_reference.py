@@ -29,6 +29,8 @@ from envfactory.contracts.semantics import Machine
 from envfactory.trajectory import Step, Trajectory
 from tests import strategies as S
 
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
 LIMITS = """\
 envfactory: "1"
 info: {title: Limits, version: "1"}
@@ -60,6 +62,7 @@ invariants:
   - all(items[k].n < limit for k in items)
   - all(implies(k != "z", items[k].n >= floor) for k in items)
   - limit >= 0
+  - 'all(items[k] != {"n": 3} for k in items)'
 """
 
 
@@ -182,6 +185,16 @@ def test_a_changed_bound_is_checked_at_every_key(limits: envfactory.Contract) ->
     assert (result.verdict, result.step, result.kind) == ("invalid", 2, "invariant")
     assert result.clause == "all(items[k].n < limit for k in items)"
     assert "items['a'].n is 2" in result.message
+
+
+def test_a_field_write_is_checked_where_a_body_reads_the_whole_record(limits: envfactory.Contract) -> None:
+    """``bump`` writes only ``n``, which the last invariant reads through the whole record."""
+    traj = Trajectory(
+        id="t", steps=(Step("put", {"k": "a", "n": 2}), Step("bump", {"k": "a"})), initial={"limit": 4}
+    )
+    (result,) = envfactory.verify(limits, [traj])
+    assert (result.verdict, result.step, result.kind) == ("invalid", 1, "invariant")
+    assert result.clause == 'all(items[k] != {"n": 3} for k in items)'
 
 
 SMALL_INITIAL = st.none() | st.fixed_dictionaries(
@@ -327,3 +340,27 @@ def test_fast_verifier_agrees_with_the_reference_on_random_contracts(tmp_path: P
 
     check()
     assert {"valid", "precondition", "postcondition", "invariant"} <= seen
+
+
+def test_each_operation_rechecks_only_what_it_may_break() -> None:
+    """The plan behind the shortcuts the reference tests hold to account, on the bundled contracts."""
+    from envfactory.verify import Verifier
+
+    def plan(name: str) -> dict[str, list[tuple[str, bool]]]:
+        verifier = Verifier(envfactory.load(EXAMPLES / name / f"{name}.yaml"))
+        return {
+            op: [(r.invariant.clause.source, r.per_key is not None) for r in p.invariants]
+            for op, p in verifier.plans.items()
+        }
+
+    bank = plan("bank")
+    positive = ("all(accounts[a].balance >= 0 for a in accounts)", True)
+    assert bank["deposit"] == [positive]  # at the written key only
+    assert bank["transfer"] == [positive, ("transfers >= 0", False)]
+    assert bank["freeze"] == []  # writes .frozen, which no invariant reads
+    assert bank["balance"] == []  # writes nothing
+    tickets = plan("tickets")
+    assert [source for source, _ in tickets["start"]] == [
+        'all(implies(tickets[t].status == "in_progress", tickets[t].assignee != null) for t in tickets)'
+    ]  # not all(t < next_id ...): a field write keeps the keys
+    assert tickets["create_ticket"][0] == ("all(t < next_id for t in tickets)", False)  # next_id moved
