@@ -589,26 +589,21 @@ def _ordered_constant(
     cls = constant.__class__
     if cls is not int and cls is not str:
         return None
-    fast = _OPERATORS[op]
+    fast = _OPERATORS[_MIRRORED[op] if flipped else op]  # ``0 < e`` is ``e > 0``
     order = V.order
-    if flipped:
 
-        def constant_first(env: Env) -> bool:
-            value = read(env)
-            if value.__class__ is cls:
-                return fast(constant, value)
-            return order(op, constant, value, lsrc, rsrc)
-
-        return constant_first
-
-    def constant_second(env: Env) -> bool:
+    def ordered(env: Env) -> bool:
         value = read(env)
         if value.__class__ is cls:
             return fast(value, constant)
+        if flipped:
+            return order(op, constant, value, lsrc, rsrc)
         return order(op, value, constant, lsrc, rsrc)
 
-    return constant_second
+    return ordered
 
+
+_MIRRORED = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
 
 _OPERATORS: dict[str, Callable[[Any, Any], bool]] = {
     "==": operator.eq,
