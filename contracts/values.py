@@ -31,7 +31,7 @@ class FrozenMap(dict[Any, Any]):
     write, but iteration and lookup run at dict speed, which is what verification spends its time
     on (measured: a persistent HAMT iterated 25x slower than a dict at 50 entries). The one
     exception is the verifier's hot loop, which writes into a copy that only it holds
-    (``envfactory._fastpath.own``), so no snapshot anyone else sees ever changes.
+    (``envfactory._fastpath.Run``), so no snapshot anyone else sees ever changes.
     """
 
     __slots__ = ()

@@ -1,11 +1,11 @@
 """The verifier's hot path: each operation's checks planned once, effects applied in place on
-the run's own copy of the state, and invariants re-checked only where a step wrote.
+the run's own copy of the state (``Run``), and invariants re-checked only where a step wrote.
 
 Everything here decides the common case fast and defers to the reference semantics
 (``envfactory.contracts.semantics.Machine``) for anything it cannot settle: a probe that is not
 plainly true falls back to the whole clause, and an error is explained by the machine. ``Plan``
 holds per operation what the loop needs; ``apply_effects`` is ``Machine.apply`` without
-copies (``rollback`` undoes it); ``rechecks`` re-checks ``all(body for k in c)`` at the written keys only;
+copies (``Run.rollback`` undoes it); ``rechecks`` re-checks ``all(body for k in c)`` at the written keys only;
 ``complete_output`` fills in a missing response that the ensures pin by equalities.
 """
 
@@ -129,7 +129,8 @@ def _fields_unread(probe: PerKey, op: Operation) -> bool:
 
 class Write:
     """One effect compiled for ``apply_effects``: the target's variable, key and fields, the
-    value, and whether the value may hold a state collection itself (``unshare``)."""
+    value, and whether the value may hold a state collection itself (``unshare``: then the run
+    stops owning its collections, see ``apply_effects``)."""
 
     __slots__ = ("fields", "key", "unshare", "value", "var")
 
@@ -141,29 +142,20 @@ class Write:
         self.unshare = unshare
 
     @classmethod
-    def of(cls, effect: Effect, holders: frozenset[str]) -> Write:
-        """``effect`` compiled; ``holders`` are the state variables that may hold a collection
-        (``collection_holders``)."""
+    def of(cls, effect: Effect, collection_vars: frozenset[str]) -> Write:
+        """``effect`` compiled; ``collection_vars`` are the state's (``collection_vars``)."""
         target = effect.target
         key = compile_expr(target.key) if target.key is not None else None
         value = compile_expr(effect.value) if effect.value is not None else None
-        unshare = effect.value is not None and not _flowing_names(effect.value).isdisjoint(holders)
+        unshare = effect.value is not None and not _flowing_names(effect.value).isdisjoint(collection_vars)
         return cls(target.var, key, target.fields, value, unshare)
 
 
-def collection_holders(contract: Contract) -> frozenset[str]:
-    """The state variables whose value may be, or hold, a collection: the collections, and any
-    variable an effect gives a value that a holder flows into (``snapshot = accounts``)."""
-    holders = {name for name, var in contract.state.items() if var.collection}
-    effects = [e for op in contract.operations.values() for e in op.effects if e.value is not None]
-    grown = True
-    while grown:
-        grown = False
-        for effect in effects:
-            if effect.target.var not in holders and not _flowing_names(effect.value).isdisjoint(holders):
-                holders.add(effect.target.var)
-                grown = True
-    return frozenset(holders)
+def collection_vars(contract: Contract) -> frozenset[str]:
+    """The state variables declared collections: the only ones a run writes by key, so the only
+    ones whose objects it owns (see ``Run``); an effect whose value one of them flows into
+    (``saved = items``) makes the run give up what it owns (``Write.unshare``)."""
+    return frozenset(name for name, var in contract.state.items() if var.collection)
 
 
 def _flowing_names(node: ir.Expr | None) -> frozenset[str]:
@@ -180,40 +172,57 @@ def _flowing_names(node: ir.Expr | None) -> frozenset[str]:
     return frozenset()
 
 
-def own(state: FrozenMap) -> FrozenMap:
-    """A copy of ``state`` that one run changes in place (``apply_effects``): the top level and
-    every collection copied. Records are shared: a write replaces them, never changes them."""
-    return FrozenMap({k: FrozenMap(v) if v.__class__ is FrozenMap else v for k, v in state.items()})
+class Run:
+    """One trajectory's state as the verifier changes it in place, step by step.
+
+    ``state`` is the run's own copy of the top level. A collection in it is changed in place
+    only once the run has copied it (``owned``): the first write to a collection copies it, so a
+    run that writes little copies little, however large the initial state. Records are shared: a
+    write replaces them, never changes them. ``undo`` holds what the current step overwrote, for
+    ``rollback``.
+    """
+
+    __slots__ = ("owned", "state", "undo")
+
+    def __init__(self, state: FrozenMap) -> None:
+        self.state = FrozenMap(state)
+        self.owned: set[str] = set()
+        self.undo: list[tuple[dict[Any, Any], Any, Any]] = []  # (container, key, former or _MISSING)
+
+    def rollback(self) -> None:
+        """Put back what the step's ``apply_effects`` overwrote: the state is as before the step.
+        The run gives up its collections (they are copied again when next written): rare, and
+        simpler than working out which ones it still owns."""
+        for container, key, former in reversed(self.undo):
+            if former is _MISSING:
+                dict.pop(container, key, None)
+            else:
+                dict.__setitem__(container, key, former)
+        self.undo.clear()
+        self.owned.clear()
 
 
-Undo = list[tuple[dict[Any, Any], Any, Any]]
-"""What ``apply_effects`` overwrote, in order: (container, key, former value or ``_MISSING``)."""
-
-
-def apply_effects(
-    writes: tuple[Write, ...], state: FrozenMap, env: Env, keyed: list[tuple[str, Any]], undo: Undo
-) -> None:
-    """``Machine.apply``, in place on ``state``, a run's own copy (``own``).
+def apply_effects(writes: tuple[Write, ...], run: Run, env: Env, keyed: list[tuple[str, Any]]) -> None:
+    """``Machine.apply``, in place on ``run.state``.
 
     Every key and value is evaluated on the pre-state first (effects are simultaneous), then
     written in order; raises ``EvaluationError`` exactly where ``Machine.apply`` does (the caller
-    asks ``Machine.effect_failure`` for the explanation). ``keyed`` collects the ``(collection,
-    key)`` pairs written, for incremental invariant checks; ``undo`` what was overwritten, for
-    ``rollback`` (a write that fails half-way, a call that turns out rejected).
+    asks ``Machine.effect_failure`` for the explanation, after ``run.rollback()``). ``keyed``
+    collects the ``(collection, key)`` pairs written, for incremental invariant checks.
 
-    In place is sound because nothing else holds the run's collections: ``own`` copied them,
-    records are replaced rather than changed, and a value that may hold a state variable's
-    object is copied before it is stored (``Write.unshare``).
+    In place is sound because nothing else holds a collection the run owns: the run copied it,
+    and a value that may hold a collection (``Write.unshare``: ``saved = items``) makes the run
+    give up all it owns, so that whichever of the two is written next is copied first.
     """
+    run.undo.clear()
     if len(writes) == 1:  # most operations write one location: no list of planned writes
         w = writes[0]
         _put(
             w,
             w.key(env) if w.key is not None else None,
             w.value(env) if w.value is not None else None,
-            state,
+            run,
             keyed,
-            undo,
         )
         return
     planned = [
@@ -221,38 +230,26 @@ def apply_effects(
         for w in writes
     ]
     for w, key, value in planned:
-        _put(w, key, value, state, keyed, undo)
-
-
-def rollback(undo: Undo) -> None:
-    """Put back what ``apply_effects`` overwrote: the state is as before the step."""
-    for container, key, former in reversed(undo):
-        if former is _MISSING:
-            dict.pop(container, key, None)
-        else:
-            dict.__setitem__(container, key, former)
-    undo.clear()
+        _put(w, key, value, run, keyed)
 
 
 def applied(writes: tuple[Write, ...], state: FrozenMap, env: Env) -> FrozenMap:
     """The post-state of ``writes`` as a new state, ``state`` unchanged (for replays)."""
-    new = FrozenMap(state)
-    for var in {w.var for w in writes if w.key is not None}:
-        current = new.get(var)
-        if current.__class__ is FrozenMap:
-            dict.__setitem__(new, var, FrozenMap(current))
-    apply_effects(writes, new, env, [], [])
-    return new
+    run = Run(state)
+    apply_effects(writes, run, env, [])
+    return run.state
 
 
-def _put(w: Write, key: Any, value: Any, state: FrozenMap, keyed: list[tuple[str, Any]], undo: Undo) -> None:
-    """One planned write into ``state``, logged in ``undo``."""
+def _put(w: Write, key: Any, value: Any, run: Run, keyed: list[tuple[str, Any]]) -> None:
+    """One planned write into ``run.state``, logged in ``run.undo``."""
     var = w.var
+    state = run.state
     if w.unshare:
-        value = _unshared(value)
+        run.owned.clear()
     if w.key is None:
-        undo.append((state, var, state.get(var, _MISSING)))
+        run.undo.append((state, var, state.get(var, _MISSING)))
         dict.__setitem__(state, var, value)
+        run.owned.discard(var)
         return
     if key.__class__ is not str and key.__class__ is not int and not _is_key(key):
         raise EvaluationError(f"{var} is keyed by scalars, but the key is {_kind(key)}")
@@ -263,12 +260,8 @@ def _put(w: Write, key: Any, value: Any, state: FrozenMap, keyed: list[tuple[str
     if collection.__class__ is not FrozenMap:
         raise EvaluationError(f"{var} is not a collection")
     record = collection.get(key, _MISSING)
-    if w.value is None:
-        if record is _MISSING:
-            raise EvaluationError(f"del {var}[{key!r}]: there is no such key")
-        undo.append((collection, key, record))
-        dict.__delitem__(collection, key)
-        return
+    if w.value is None and record is _MISSING:
+        raise EvaluationError(f"del {var}[{key!r}]: there is no such key")
     if w.fields:
         if record is _MISSING:
             raise EvaluationError(f"{var} has no key {key!r}")
@@ -278,20 +271,16 @@ def _put(w: Write, key: Any, value: Any, state: FrozenMap, keyed: list[tuple[str
             value = updated
         else:
             value = _set_fields(record, w.fields, value)
-    undo.append((collection, key, record))
-    dict.__setitem__(collection, key, value)
-
-
-def _unshared(value: Any) -> Any:
-    """``value`` with every collection in it copied, so that no state variable's own object is
-    stored twice (and changed in both places by a later write)."""
-    if value.__class__ is FrozenMap:
-        return FrozenMap(value)
-    if isinstance(value, dict):
-        return {k: _unshared(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_unshared(v) for v in value]
-    return value
+    if var not in run.owned:  # the run's first write to this collection: copy it
+        run.undo.append((state, var, collection))
+        collection = FrozenMap(collection)
+        dict.__setitem__(state, var, collection)
+        run.owned.add(var)
+    run.undo.append((collection, key, record))
+    if w.value is None:
+        dict.__delitem__(collection, key)
+    else:
+        dict.__setitem__(collection, key, value)
 
 
 _MISSING: Any = object()

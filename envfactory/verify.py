@@ -25,19 +25,17 @@ from envfactory._fastpath import (
     UNDEFINED,
     Invariant,
     Plan,
-    Undo,
+    Run,
     Write,
     apply_effects,
     broken_invariant,
-    collection_holders,
+    collection_vars,
     complete_output,
     failing,
     holds,
-    own,
     per_key_probe,
     raw_test,
     rechecks,
-    rollback,
 )
 from envfactory.contracts import ir
 from envfactory.contracts.errors import EnvfactoryError, EvaluationError, SolverError, TrajectoryError
@@ -204,7 +202,7 @@ class Verifier:
         self._initial: FrozenMap | None = None
         self._initial_ok = False
         state = frozenset(contract.state)
-        holders = collection_holders(contract)
+        keyed_vars = collection_vars(contract)
         self.invariants: tuple[Invariant, ...] = tuple(
             Invariant(c, ir.free_names(c.expr) & state, per_key_probe(c, state)) for c in contract.invariants
         )
@@ -216,7 +214,7 @@ class Verifier:
                 output_ensures=tuple(c for c in op.ensures if _reads_output(c)),
                 has_effects=bool(op.effects),
                 reads_output=op.reads_output,
-                effects=tuple(Write.of(e, holders) for e in op.effects),
+                effects=tuple(Write.of(e, keyed_vars) for e in op.effects),
                 invariants=rechecks(self.invariants, op),
                 requires_fns=tuple(c.fn for c in op.requires),
                 ensures_fns=tuple(c.fn for c in op.ensures),
@@ -339,7 +337,8 @@ class Verifier:
         plans = self.plans
         allow_rejected = self.allow_rejected
         completed: dict[int, Any] = {}
-        state = own(state)  # changed in place, step by step; ``env`` reads it throughout
+        run = Run(state)  # changed in place, step by step; ``env`` reads it throughout
+        state = run.state
         env = Env(state)
         index = -1
         for step in traj.steps:
@@ -389,11 +388,10 @@ class Verifier:
             keyed: list[tuple[str, Any]] = []
             if plan.has_effects:
                 env.output = output
-                undo: Undo = []
                 try:
-                    apply_effects(plan.effects, state, env, keyed, undo)
+                    apply_effects(plan.effects, run, env, keyed)
                 except EvaluationError as err:
-                    rollback(undo)
+                    run.rollback()
                     if allow_rejected and _is_4xx(step.status):
                         continue
                     failure = _effect_failure(self.machine, state, plan.op, value, output, err)
@@ -402,7 +400,7 @@ class Verifier:
             if status is not None and status >= 400:
                 if status >= 500 and allow_rejected:
                     if plan.has_effects:
-                        rollback(undo)
+                        run.rollback()
                     continue  # the server failed: with --allow-rejected, a call that changed nothing
                 raise _Broken(index, plan.op, _unexpected_status(plan.op, status))
             if has_output:

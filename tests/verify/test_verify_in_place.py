@@ -81,6 +81,17 @@ def test_effects_that_fail_half_way_change_nothing(contract: envfactory.Contract
     assert "no such key" in result.message
 
 
+def test_a_rejected_first_write_leaves_the_next_trajectory_alone(contract: envfactory.Contract) -> None:
+    """The run's first write to ``items`` is undone with the step, and so is its copy: the next
+    write copies again instead of changing the initial state the next trajectory starts from."""
+    first = Trajectory(
+        id="1", steps=(Step("swap", {"k": "a", "gone": "nope"}, status=404), Step("put", {"k": "b"}))
+    )
+    second = Trajectory(id="2", steps=(Step("put", {"k": "b"}),))
+    results = verify(contract, [first, second], allow_rejected=True)
+    assert [r.verdict for r in results] == ["valid", "valid"]
+
+
 def test_a_server_failure_after_effects_changes_nothing(contract: envfactory.Contract) -> None:
     failed = Step("put", {"k": "a"}, status=503)
     assert _one(contract, failed, Step("put", {"k": "a"}), allow_rejected=True).verdict == "valid"
@@ -93,6 +104,10 @@ def test_a_saved_collection_keeps_its_keys_when_the_original_changes(contract: e
     steps = (Step("put", {"k": "a"}), Step("save", {}), Step("absent_from_saved", {"k": "a"}))
     result = _one(contract, *steps)
     assert (result.verdict, result.step) == ("invalid", 2)
+    # ``items`` was the run's own (written at step 0) when ``saved`` took it
+    steps = (Step("put", {"k": "a"}), Step("save", {}), Step("put", {"k": "b"}))
+    result = _one(contract, *steps, Step("absent_from_saved", {"k": "b"}))
+    assert result.verdict == "valid", result.message
 
 
 def test_a_variable_given_a_saved_collection_is_a_copy_too(contract: envfactory.Contract) -> None:
@@ -112,3 +127,23 @@ def test_one_run_leaves_the_next_its_own_initial_state(contract: envfactory.Cont
     first = Trajectory(id="1", steps=(Step("put", {"k": "a"}),))
     second = Trajectory(id="2", steps=(Step("put", {"k": "a"}),))
     assert [r.verdict for r in verify(contract, [first, second])] == ["valid", "valid"]
+
+
+def test_a_run_copies_a_collection_at_its_first_write_and_only_then(contract: envfactory.Contract) -> None:
+    from envfactory._fastpath import Run, apply_effects
+    from envfactory.contracts.evaluator import Env
+    from envfactory.contracts.values import FrozenMap
+    from envfactory.verify import Verifier
+
+    put = Verifier(contract).plans["put"].effects
+    saved = FrozenMap({"x": {"n": 1}})
+    initial = FrozenMap({"items": FrozenMap(), "saved": saved, "box": {}, "mirror": FrozenMap()})
+    run = Run(initial)
+    apply_effects(put, run, Env(run.state, {"k": "a"}), [])
+    first = run.state["items"]
+    assert dict(first) == {"a": {"n": 0}} and initial["items"] == {}  # the initial state is untouched
+    apply_effects(put, run, Env(run.state, {"k": "b"}), [])
+    assert run.state["items"] is first and set(first) == {"a", "b"}  # owned now: changed in place
+    assert run.state["saved"] is saved  # never written: never copied
+    run.rollback()  # undoes the last step only
+    assert set(run.state["items"]) == {"a"}
