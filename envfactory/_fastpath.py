@@ -4,9 +4,9 @@ the run's own copy of the state (``Run``), and invariants re-checked only where 
 Everything here decides the common case fast and defers to the reference semantics
 (``envfactory.contracts.semantics.Machine``) for anything it cannot settle: a probe that is not
 plainly true falls back to the whole clause, and an error is explained by the machine. ``Plan``
-holds per operation what the loop needs; ``apply_effects`` is ``Machine.apply`` without
-copies (``Run.rollback`` undoes it); ``rechecks`` re-checks ``all(body for k in c)`` at the written keys only;
-``complete_output`` fills in a missing response that the ensures pin by equalities.
+holds per operation what the loop needs; ``apply_effects`` is ``Machine.apply`` without copies
+(``Run.rollback`` undoes it); ``rechecks`` re-checks ``all(body for k in c)`` at the written keys
+only; ``complete_output`` fills in a missing response that the ensures pin by equalities.
 """
 
 from __future__ import annotations
@@ -143,7 +143,7 @@ class Write:
 
     @classmethod
     def of(cls, effect: Effect, collection_vars: frozenset[str]) -> Write:
-        """``effect`` compiled; ``collection_vars`` are the state's (``collection_vars``)."""
+        """``effect`` compiled; ``collection_vars`` names the state's collections (``collection_vars()``)."""
         target = effect.target
         key = compile_expr(target.key) if target.key is not None else None
         value = compile_expr(effect.value) if effect.value is not None else None
