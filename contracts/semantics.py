@@ -21,7 +21,7 @@ from envfactory.contracts.interpreter import explain
 from envfactory.contracts.model import Clause, Contract, Operation
 from envfactory.contracts.parser import Effect, target_as_expr
 from envfactory.contracts.printer import to_source
-from envfactory.contracts.values import FrozenMap, missing_key
+from envfactory.contracts.values import FrozenMap, missing_key, set_path
 
 CHECK_KINDS = (
     "unknown_tool",
@@ -270,17 +270,8 @@ def _write(state: FrozenMap, ce: _CompiledEffect, key: Any, value: Any) -> Froze
                 f"{var} has no key {key!r}, so {to_source(target_as_expr(ce.effect.target))} cannot be set"
             )
         record = collection[key]
-        value = _set_path(record, ce.fields, value, f"{var}[{key!r}]")
+        value = set_path(record, ce.fields, value, f"{var}[{key!r}]")
     return state.insert(var, collection.insert(key, value))
-
-
-def _set_path(record: Any, fields: tuple[str, ...], value: Any, where: str) -> Any:
-    if not isinstance(record, dict):
-        raise EvaluationError(f"{where} is not a record, so .{fields[0]} cannot be set")
-    head, *rest = fields
-    updated = dict(record)
-    updated[head] = _set_path(record.get(head), tuple(rest), value, f"{where}.{head}") if rest else value
-    return updated
 
 
 def _sentence(

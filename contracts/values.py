@@ -223,6 +223,17 @@ def order(op: str, a: Any, b: Any, left: str, right: str) -> bool:
     return bool(a >= b)
 
 
+def set_path(record: Any, fields: tuple[str, ...], value: Any, where: str) -> Any:
+    """``record`` with ``value`` at ``.fields`` (a new record at each level: records are never
+    changed in place); ``where`` names ``record`` in the error when it is not one."""
+    if not isinstance(record, dict):
+        raise EvaluationError(f"{where} is not a record, so .{fields[0]} cannot be set")
+    head, *rest = fields
+    updated = dict(record)
+    updated[head] = set_path(record.get(head), tuple(rest), value, f"{where}.{head}") if rest else value
+    return updated
+
+
 def truth(value: Any, source: str) -> bool:
     if value is True or value is False:
         return value

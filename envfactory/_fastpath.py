@@ -11,7 +11,7 @@ only; ``complete_output`` fills in a missing response that the ensures pin by eq
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
@@ -22,7 +22,7 @@ from envfactory.contracts.evaluator import Compiled, Env, compile_expr
 from envfactory.contracts.model import Clause, Contract, Operation
 from envfactory.contracts.parser import Effect
 from envfactory.contracts.semantics import holds
-from envfactory.contracts.values import FrozenMap
+from envfactory.contracts.values import FrozenMap, missing_key, set_path
 from envfactory.contracts.values import to_json as value_to_json
 
 
@@ -251,8 +251,8 @@ def _put(w: Write, key: Any, value: Any, run: Run, keyed: list[tuple[str, Any]])
         dict.__setitem__(state, var, value)
         run.owned.discard(var)
         return
-    if key.__class__ is not str and key.__class__ is not int and not _is_key(key):
-        raise EvaluationError(f"{var} is keyed by scalars, but the key is {_kind(key)}")
+    if key.__class__ is not str and key.__class__ is not int and isinstance(key, Mapping | list):
+        raise missing_key(var, key)  # as Machine.apply
     keyed.append((var, key))
     collection = state.get(var, _MISSING)
     if collection is _MISSING:
@@ -270,7 +270,7 @@ def _put(w: Write, key: Any, value: Any, run: Run, keyed: list[tuple[str, Any]])
             updated[w.fields[0]] = value
             value = updated
         else:
-            value = _set_fields(record, w.fields, value)
+            value = set_path(record, w.fields, value, f"{var}[{key!r}]")
     if var not in run.owned:  # the run's first write to this collection: copy it
         run.undo.append((state, var, collection))
         collection = FrozenMap(collection)
@@ -284,29 +284,6 @@ def _put(w: Write, key: Any, value: Any, run: Run, keyed: list[tuple[str, Any]])
 
 
 _MISSING: Any = object()
-
-
-def _is_key(key: Any) -> bool:
-    return key is None or isinstance(key, str | int | float | bool)
-
-
-def _kind(value: Any) -> str:
-    return (
-        "a list"
-        if isinstance(value, list)
-        else "a record"
-        if isinstance(value, dict)
-        else type(value).__name__
-    )
-
-
-def _set_fields(record: Any, fields: tuple[str, ...], value: Any) -> Any:
-    if not isinstance(record, dict):
-        raise EvaluationError(f"not a record, so .{fields[0]} cannot be set")
-    updated = dict(record)
-    head = fields[0]
-    updated[head] = _set_fields(record.get(head), fields[1:], value) if len(fields) > 1 else value
-    return updated
 
 
 def per_key_probe(clause: Clause, state: frozenset[str]) -> PerKey | None:
