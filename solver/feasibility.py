@@ -464,8 +464,13 @@ class _Decider:
         """One incremental solver for the whole trajectory (the plain SMT core: the default
         solver's preprocessing costs more than these small, quantifier-free problems need)."""
         s = z3.SimpleSolver()
-        s.set("rlimit", int(self.timeout * RLIMIT_PER_SECOND))
+        s.set("rlimit", self.rlimit(1.0))
         return s
+
+    def rlimit(self, share: float) -> int:
+        """Z3 resource units for a pass that may spend ``share`` of the limit; at least one,
+        since Z3 reads 0 as no limit at all."""
+        return max(int(self.timeout * RLIMIT_PER_SECOND * share), 1)
 
     def check(self, s: z3.Solver, lits: list[Any]) -> Any:
         remaining = self.deadline - time.monotonic()
@@ -519,7 +524,7 @@ class _Decider:
         if any(t is False for t in terms):
             return None
         s = _QUICK.solver()
-        s.set("rlimit", int(self.timeout * RLIMIT_PER_SECOND * QUICK_SHARE))
+        s.set("rlimit", self.rlimit(QUICK_SHARE))
         remaining = (self.deadline - time.monotonic()) * QUICK_SHARE
         if remaining <= 0:
             return None
@@ -537,9 +542,10 @@ class _Decider:
 
     def _unknown(self, s: z3.Solver) -> SymbolicVerdict:
         reason = s.reason_unknown() or "unknown"
-        if "timeout" in reason or "canceled" in reason or time.monotonic() >= self.deadline:
+        # Z3 says "canceled" both at its time-out and at its resource limit: the clock tells which
+        if "timeout" in reason or time.monotonic() >= self.deadline:
             why = f"the solver timed out after {self.timeout:g} s"
-        elif "resource" in reason or "rlimit" in reason or "max." in reason:
+        elif any(word in reason for word in ("canceled", "resource", "rlimit", "max.")):
             why = "the solver reached its resource limit"
         else:
             why = f"the solver gave up: {reason}"
