@@ -51,7 +51,8 @@ class ListType(Type):
 
 @attrs.frozen(slots=True)
 class RecordType(Type):
-    """An object with known properties; ``open`` when other keys may appear."""
+    """An object with known properties; ``open`` when clauses may read fields it does not declare
+    (a schema without ``properties``, or one that allows additional properties explicitly)."""
 
     fields: tuple[tuple[str, Type], ...]
     required: frozenset[str] = frozenset()
@@ -241,10 +242,13 @@ def _one_type(name: Any, schema: Mapping[str, Any], resolve: Resolver | None, de
             if isinstance(key, str)
         )
         required = frozenset(r for r in schema.get("required", []) if isinstance(r, str))
-        extra = schema.get("additionalProperties", True)
+        extra = schema.get("additionalProperties")
         if not fields and isinstance(extra, Mapping):
             return MapType(STRING, from_schema(extra, resolve, depth + 1))
-        return RecordType(fields, required, extra is not False)
+        # a record that declares its properties is closed to clauses: reading a field it does
+        # not declare is a typo far more often than a field the API adds, so it takes an explicit
+        # ``additionalProperties: true`` (or a schema) to read undeclared fields
+        return RecordType(fields, required, not fields or extra is True or isinstance(extra, Mapping))
     return ANY
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import time
 
+import attrs
 import z3
 
 from envfactory.contracts import ir
@@ -39,8 +40,22 @@ def reachability_findings(contract: Contract, *, timeout: float = 20.0) -> list[
     except SolverError:
         graph = None
     if graph is not None:
-        for name in never_enabled(graph, contract):
+        never = never_enabled(graph, contract)
+        unmet = _ensures_never_met(contract, never, timeout / 4)
+        for name in never:
             op = contract.operations[name]
+            if name in unmet:
+                findings.append(
+                    Finding(
+                        "ensures_never_met",
+                        "warning",
+                        f"operation {name!r} can never succeed: its requires hold in some reachable state, "
+                        f"but no response then satisfies its ensures ({_ensures_text(op)})",
+                        op.ensures[0].loc,
+                        name,
+                    )
+                )
+                continue
             findings.append(
                 Finding(
                     "never_enabled",
@@ -91,6 +106,27 @@ def reachability_findings(contract: Contract, *, timeout: float = 20.0) -> list[
 
 def _requires_text(op: Operation) -> str:
     return " and ".join(c.source for c in op.requires) or "true"
+
+
+def _ensures_text(op: Operation) -> str:
+    return " and ".join(c.source for c in op.ensures)
+
+
+def _ensures_never_met(contract: Contract, names: list[str], timeout: float) -> set[str]:
+    """Of the operations with no edge, those that gain one once their ensures are dropped: their
+    requires can hold, and it is the ensures that no response meets (so the warning names them).
+    One more graph, built only when some never-enabled operation has ensures."""
+    suspects = [name for name in names if contract.operations[name].ensures]
+    if not suspects:
+        return set()
+    operations = dict(contract.operations)
+    for name in suspects:
+        operations[name] = attrs.evolve(operations[name], ensures=())
+    try:
+        relaxed = compile_graph(attrs.evolve(contract, operations=operations), timeout=timeout)
+    except SolverError:
+        return set()
+    return set(suspects) - set(never_enabled(relaxed, contract))
 
 
 def _goal_unreachable(contract: Contract, goal: Clause, timeout: float) -> bool:

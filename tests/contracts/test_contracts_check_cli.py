@@ -149,3 +149,87 @@ def test_collections_nothing_fills_are_reported(capsys: pytest.CaptureFixture[st
     assert {f["severity"] for f in unfilled} == {"warning"} and len(unfilled) == 4
     _, out, _ = run(capsys, str(PETSTORE), "--format", "json", "--closed-world")
     assert not [f for f in json.loads(out)["findings"] if f["kind"] == "unfilled_collection"]
+
+
+# -- record fields are checked at load time ----------------------------------------------------------
+
+
+def _bank_with(tmp_path: Path, old: str, new: str) -> Path:
+    text = (EXAMPLES / "bank" / "bank.yaml").read_text(encoding="utf-8")
+    assert old in text
+    path = tmp_path / "bank.yaml"
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "column"),
+    [
+        # the issue's typo: an ensures reads a field the record schema does not declare
+        (
+            '"output.balance == accounts[input.account].balance"',
+            '"output.balance == accounts[input.account].balanse"',
+            27,
+        ),
+        # the same typo in a requires, and in an effect's target
+        ("check: accounts[input.account].balance == 0", "check: accounts[input.account].balanse == 0", 16),
+        ("accounts[input.account].frozen = true", "accounts[input.account].frozn = true", 9),
+    ],
+)
+def test_a_field_the_record_does_not_declare_is_exit_2_with_a_suggestion(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, old: str, new: str, column: int
+) -> None:
+    path = _bank_with(tmp_path, old, new)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    line = next(number for number, text in enumerate(lines, 1) if new in text)
+    code, out, err = run(capsys, str(path))
+    assert code == 2 and out == ""
+    assert "did you mean 'balance'?" in err or "did you mean 'frozen'?" in err
+    assert err.startswith(f"envfactory: error: {path}:{line}:") and len(err.strip().splitlines()) == 1
+    assert f":{line}:{column}:" in err
+
+
+def test_undeclared_fields_need_an_explicit_opt_in(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = _bank_with(
+        tmp_path,
+        "required: [owner, balance, frozen]",
+        "required: [owner, balance, frozen]\n        additionalProperties: true",
+    )
+    text = path.read_text(encoding="utf-8").replace(
+        '"output.balance == accounts[input.account].balance"',
+        '"output.balance == accounts[input.account].balance or accounts[input.account].note != null"',
+        1,
+    )
+    path.write_text(text, encoding="utf-8")
+    code, _, err = run(capsys, str(path))
+    assert code == 0, err
+
+
+def test_an_ensures_no_response_meets_is_blamed_not_the_requires(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = tmp_path / "counter.yaml"
+    path.write_text(
+        """\
+envfactory: "1"
+info: {title: Counter, version: "1"}
+state:
+  n: {type: integer, initial: 0}
+operations:
+  bump:
+    input: {type: object, properties: {}}
+    effects: [n = n + 1]
+  read:
+    input: {type: object, properties: {}}
+    output: {type: object, properties: {value: {type: integer, minimum: 0}}, required: [value]}
+    ensures: [output.value < 0]
+""",
+        encoding="utf-8",
+    )
+    code, out, _ = run(capsys, str(path), "--format", "json")
+    assert code == 0
+    (finding,) = json.loads(out)["findings"]
+    assert finding["kind"] == "ensures_never_met" and finding["operation"] == "read"
+    assert "output.value < 0" in finding["message"] and finding["location"].endswith("counter.yaml:12:15")
