@@ -257,13 +257,20 @@ def _merge_all(schema: Mapping[str, Any], resolve: Resolver | None, depth: int) 
     rest = {k: v for k, v in schema.items() if k != "allOf"}
     if rest.get("type") or rest.get("properties"):
         parts.append(from_schema(rest, resolve, depth + 1))
-    records = [p for p in parts if isinstance(p, RecordType)]
-    if records and len(records) == len([p for p in parts if not isinstance(p, AnyType)]):
+    known = [p for p in parts if not isinstance(p, AnyType)]
+    # a value meets every part, so it is null only where every part admits null
+    nullable = bool(known) and all(is_nullable(p) for p in known)
+    bare = [strip_null(p) for p in known]
+    records = [p for p in bare if isinstance(p, RecordType)]
+    if records and len(records) == len(bare):
         fields: dict[str, Type] = {}
         required: set[str] = set()
         for rec in records:
             fields.update(dict(rec.fields))
             required |= rec.required
-        return RecordType(tuple(fields.items()), frozenset(required), all(r.open for r in records))
-    concrete = [p for p in parts if not isinstance(p, AnyType)]
-    return concrete[0] if len(concrete) == 1 else ANY
+        # undeclared fields stay readable where a part may hold fields nobody listed: a part of
+        # unknown type, or one with fields that is open itself (a bare ``type: object`` is not)
+        opened = len(known) < len(parts) or any(r.open and r.fields for r in records)
+        merged = RecordType(tuple(fields.items()), frozenset(required), opened or not fields)
+        return union([merged, NULL]) if nullable else merged
+    return known[0] if len(known) == 1 else ANY

@@ -479,3 +479,48 @@ def test_effects_parse_all_forms() -> None:
 def test_bad_effects(text: str, message: str) -> None:
     with pytest.raises(ExpressionError, match=message):
         parse_effect(text, BASE)
+
+
+# -- record types read off schemas ----------------------------------------------------------------
+
+
+def _fields_readable(schema: dict[str, Any], name: str) -> bool:
+    """Whether a clause may read ``output.<name>`` when the output has ``schema``."""
+    scope = {"output": T.from_schema(schema, lambda ref: SCHEMAS[ref.rsplit("/", 1)[-1]])}
+    try:
+        TypeChecker(scope).check_bool(parse_expr(f"output.{name} != null"))
+    except ExpressionError:
+        return False
+    return True
+
+
+SCHEMAS: dict[str, Any] = {
+    # Box's style: a nullable base record extended through allOf, three levels deep
+    "Base": {"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]},
+    "Mini": {"type": ["object", "null"], "allOf": [{"$ref": "#/Base"}, {"properties": {"etag": {}}}]},
+    "File": {"type": "object", "allOf": [{"$ref": "#/Mini"}, {"properties": {"size": {"type": "integer"}}}]},
+    "Vague": {"not": {"type": "string"}},
+}
+
+
+@pytest.mark.parametrize(
+    ("schema", "readable", "unreadable"),
+    [
+        ({"type": "object", "properties": {"id": {"type": "integer"}}}, ["id"], ["idd"]),
+        ({"type": "object"}, ["anything"], []),
+        (
+            {"type": "object", "properties": {"id": {}}, "additionalProperties": True},
+            ["id", "extra"],
+            [],
+        ),
+        ({"$ref": "#/File"}, ["id", "etag", "size"], ["sise"]),
+        ({"allOf": [{"$ref": "#/Vague"}, {"properties": {"id": {}}}]}, ["id", "extra"], []),
+    ],
+)
+def test_declared_properties_close_a_record_to_clauses(
+    schema: dict[str, Any], readable: list[str], unreadable: list[str]
+) -> None:
+    for name in readable:
+        assert _fields_readable(schema, name), name
+    for name in unreadable:
+        assert not _fields_readable(schema, name), name
