@@ -1,18 +1,20 @@
-"""The lock-step state machine built from a contract: one rule per operation.
+"""The lock-step state machine built from a contract, steered by the contract.
 
-``build_machine(session)`` returns a Hypothesis ``RuleBasedStateMachine`` subclass with one rule
-per operation; ``fast_test(session)`` runs the same steps from a plain ``@given`` loop that picks
-the operation itself (a rule-based machine spends ~250 microseconds per step choosing a rule,
-which caps a run near 3,000 calls a second before any work is done). Both drive a ``Case``: the
-model state and the calls of one test case, and ``Case.step``, where a call is drawn, judged by
-the model, sent to the target and its response checked.
+``build_machine(session)`` returns a Hypothesis ``RuleBasedStateMachine`` subclass whose one rule
+takes a step; ``fast_test(session)`` runs the same steps from a plain ``@given`` loop (a
+rule-based machine spends ~250 microseconds per step choosing a rule). Both drive a ``Case``: the
+model state and the calls of one test case, and ``Case.step``, where an operation is chosen, a
+call drawn, judged by the model, sent to the target and its response checked.
 
-Each step draws an input from the operation's input schema and replaces the fields that name
-keys of a state collection (see ``inputs.links``) with a live key most of the time, a key seen
-earlier in the test case (deleted since: use after delete) some of the time, and a fresh value
-otherwise, so that calls connect into deep states. In ``valid`` mode a step only sends a call
-the model accepts (it redraws a few times and otherwise sends nothing); in ``adversarial`` mode
-it also sends calls that break a precondition or the input schema.
+Reaching deep states is the fuzzer's job, not luck, so a step reads the contract
+(``steering.Steer``): it picks an operation the model state may enable most of the time, draws
+an input meant to pass its preconditions (a live key where a clause wants one, across all live
+keys; distinct keys where two fields name the same collection; a fresh key for ``not in``; a
+value at or next to the threshold a clause compares a field with; names and ids seen earlier in
+the case), and redraws a few times when the model still rejects it. In ``adversarial`` mode a
+few steps per case, after a valid prefix, are probes that break a precondition or the input
+schema on purpose, so deep states get their adversarial calls too; a valid-intent step whose
+every draw the model rejects is sent as well (the call just past a limit is such a probe).
 """
 
 from __future__ import annotations
@@ -23,11 +25,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, rule
 
+from envfactory.contracts.errors import EvaluationError
+from envfactory.contracts.evaluator import Env
 from envfactory.contracts.model import Operation
 from envfactory.contracts.values import FrozenMap
 from envfactory.fuzz import inputs, oracle
 from envfactory.fuzz.draws import Source
 from envfactory.fuzz.findings import Finding, error_for
+from envfactory.fuzz.steering import Steer
 from envfactory.trajectory import Step
 
 if TYPE_CHECKING:
@@ -35,28 +40,51 @@ if TYPE_CHECKING:
 
     from envfactory.fuzz.runner import Session
 
-TRIES = 3
-"""How many inputs a step draws looking for one of the kind it wants."""
-VARIANTS = ("valid", "valid", "precondition", "schema")
+TRIES = 4
+"""How many inputs a valid-intent step draws looking for one the model accepts."""
+PREFIX = 2
+"""Valid-intent steps a case takes before its first adversarial probe."""
+PROBES = 3
+"""Adversarial probes at most per test case."""
+PROBE_ODDS = 6
+"""One step in this many (after the prefix) is a probe."""
+POOL = 64
+"""Scalars from earlier inputs and outputs a case keeps for values that flow."""
 STEP_LABEL = 0x5EED_F022
 
 
 class OpPlan:
     """What a step needs about its operation, computed once per run."""
 
-    __slots__ = ("gen", "linked", "name", "op")
+    __slots__ = ("gen", "name", "op", "scalars", "steer")
 
     def __init__(self, op: Operation, session: Session) -> None:
         self.op = op
         self.name = op.name
         self.gen = inputs.compile_schema(op.input_schema)
-        self.linked = sorted(inputs.links(op, session.contract).items())
+        self.steer = Steer.of(op, session.contract)
+        keyed = {k.field for k in self.steer.keys}
+        props, _, _ = inputs.object_properties(op.input_schema)
+        self.scalars = tuple(
+            (name, kind)
+            for name, schema in sorted(props.items())
+            if name not in keyed and (kind := _scalar_kind(schema)) is not None
+        )
+
+
+def _scalar_kind(schema: Any) -> type | None:
+    if not isinstance(schema, dict):
+        return None
+    kind = schema.get("type")
+    if "enum" in schema or "const" in schema:
+        return None
+    return {"string": str, "integer": int}.get(kind) if isinstance(kind, str) else None
 
 
 class Case:
-    """One test case: the model's state, the calls made so far and every key seen."""
+    """One test case: the model's state, the calls made so far and every key and value seen."""
 
-    __slots__ = ("known", "seen", "session", "state", "steps")
+    __slots__ = ("known", "pool", "probes", "replaying", "seen", "session", "state", "steps")
 
     def __init__(self, session: Session, *, replay: bool = False) -> None:
         if not replay:
@@ -68,37 +96,164 @@ class Case:
             c: list(session.initial.get(c) or ()) for c in session.collections
         }
         self.seen: dict[str, set[Any]] = {c: set(keys) for c, keys in self.known.items()}
+        self.pool: list[Any] = []
+        self.probes = 0
+        self.replaying = replay
         session.target.reset()
 
-    def step(self, plan: OpPlan, src: Source) -> None:
+    # -- one step ------------------------------------------------------------------------------
+
+    def step(self, plans: list[OpPlan], src: Source) -> None:
+        """Choose an operation, draw a call, send it."""
         session = self.session
-        want = "valid" if session.mode == "valid" else src.pick(VARIANTS)
-        op = plan.op
-        state = self.state
+        enabled = [p for p in plans if p.steer.possible(self.state)]
+        # mostly an operation the state may enable; now and then any (shrinks to "enabled")
+        pool = enabled if enabled and src.index(8) != 7 else plans
+        plan = pool[src.index(len(pool))]
+        if session.mode == "adversarial" and pool is not enabled and plan not in enabled:
+            self.probe(plan, src)  # a call the state cannot enable: probe it (use after delete)
+            return
+        if session.mode == "adversarial" and (
+            # a contract with no preconditions has no deep states to build up to: half the
+            # steps probe, as for a bare tool list whose bugs are in input handling
+            (not session.stateful and src.boolean())
+            or (
+                session.stateful
+                and len(self.steps) >= PREFIX
+                and self.probes < PROBES
+                and src.index(PROBE_ODDS) == PROBE_ODDS - 1
+            )
+        ):
+            self.probes += 1
+            self.probe(plans[src.index(len(plans))], src)  # any operation, enabled or not
+        else:
+            self.valid(plan, src)
+
+    def valid(self, plan: OpPlan, src: Source) -> None:
+        """A call meant to be accepted: up to ``TRIES`` draws until the model accepts one."""
+        session = self.session
         value: Any = None
         expect: oracle.Expectation | None = None
-        # adversarial steps draw once, so that removing an earlier step while shrinking does not
-        # shift the draws of later ones; valid mode redraws until the model accepts
-        tries = TRIES if session.mode == "valid" else 1
-        for _ in range(tries):
-            value = plan.gen(src)
-            if plan.linked and isinstance(value, dict):
-                value = self._connect(plan, value, src, fresh_first=want == "precondition")
-            if want == "schema":
-                value = inputs.mutate(
-                    value,
-                    op.input_schema,
-                    src.pick(inputs.MUTATIONS),
-                    src.integer(0, 255),
-                    allow_non_object=session.allow_non_object,
-                )
-            expect = oracle.judge(session.model, state, op, value)
+        for _ in range(TRIES):
+            value = self.draw(plan, src, breaking=False)
+            expect = oracle.judge(session.model, self.state, plan.op, value)
             if expect.accepted:
                 break
         assert expect is not None
         if session.mode == "valid" and not expect.accepted:
             return
-        self.send(op, value, expect)
+        self.send(plan.op, value, expect)
+
+    def probe(self, plan: OpPlan, src: Source) -> None:
+        """A call meant to be rejected: a broken precondition (keys and thresholds turned the
+        wrong way) or a broken input schema."""
+        if src.boolean():
+            value = inputs.mutate(
+                self.draw(plan, src, breaking=False),
+                plan.op.input_schema,
+                src.pick(inputs.MUTATIONS),
+                src.integer(0, 255),
+                allow_non_object=self.session.allow_non_object,
+            )
+        else:
+            value = self.draw(plan, src, breaking=True)
+        self.send(plan.op, value)
+
+    # -- drawing an input ----------------------------------------------------------------------
+
+    def draw(self, plan: OpPlan, src: Source, *, breaking: bool) -> Any:
+        value = plan.gen(src)
+        if not isinstance(value, dict):
+            return value
+        value = dict(value)
+        if plan.steer.keys:
+            self._keys(plan, value, src, breaking)
+        if plan.scalars and self.pool:
+            self._flow(plan, value, src)
+        if plan.steer.thresholds:
+            self._thresholds(plan, value, src)
+        return value
+
+    def _keys(self, plan: OpPlan, value: dict[str, Any], src: Source, breaking: bool) -> None:
+        """Key-naming fields take a live key (any of them; distinct from the other fields' keys
+        of the same collection), a key that is gone (use after delete), or a fresh one.
+
+        A live key is counted from the newest, so that the simplest choice (what shrinking
+        reaches) is "the key made last", which survives the removal of earlier steps."""
+        state = self.state
+        taken: dict[str, list[Any]] = {}
+        for key in plan.steer.keys:
+            field, collection = key.field, key.collection
+            how = src.index(8)
+            chosen = taken.setdefault(collection, [])
+            live = list(state.get(collection) or ())
+            if key.fresh != breaking:  # a key the collection does not hold
+                gone = [k for k in self.known.get(collection, ()) if k not in live] if breaking else []
+                if breaking and gone and how < 6:  # a key that is gone: use after delete
+                    value[field] = gone[-1 - src.index(len(gone))]
+                elif how < 6:
+                    value[field] = self._fresh(collection, value.get(field))
+                chosen.append(value.get(field))
+                continue
+            if how < 6 and live:
+                free = [k for k in live if k not in chosen] or live
+                value[field] = free[-1 - src.index(len(free))]
+            elif how == 6:
+                gone = [k for k in self.known.get(collection, ()) if k not in live]
+                if gone:
+                    value[field] = gone[-1 - src.index(len(gone))]
+            chosen.append(value.get(field))
+
+    def _fresh(self, collection: str, drawn: Any) -> Any:
+        """``drawn`` if the collection never held it in this case, else a key made unlike any."""
+        seen = self.seen.get(collection, set())
+        if drawn not in seen and isinstance(drawn, str | int) and not isinstance(drawn, bool):
+            return drawn
+        if isinstance(drawn, int) and not isinstance(drawn, bool):
+            ints = [k for k in seen if isinstance(k, int) and not isinstance(k, bool)]
+            return max(ints, default=drawn) + 1
+        if isinstance(drawn, str):
+            n = len(seen)
+            while f"{drawn}{n}" in seen:
+                n += 1
+            return f"{drawn}{n}"
+        return drawn
+
+    def _flow(self, plan: OpPlan, value: dict[str, Any], src: Source) -> None:
+        """Now and then a field takes a name or id seen earlier in the case (an input or an
+        output), so that tools whose contract says nothing about keys still connect."""
+        for field, kind in plan.scalars:
+            if field in value and src.index(6) == 0:
+                same = [v for v in self.pool if type(v) is kind]
+                if same:
+                    value[field] = same[-1 - src.index(len(same))]
+
+    def _thresholds(self, plan: OpPlan, value: dict[str, Any], src: Source) -> None:
+        """Now and then a field compared with a state value takes that value or its neighbour."""
+        env = Env(self.state, value)
+        for threshold in plan.steer.thresholds:
+            if threshold.field not in value or src.index(3) != 0:
+                continue
+            try:
+                bound = threshold.bound(env)
+            except (EvaluationError, TypeError, KeyError):
+                continue
+            if isinstance(bound, int) and not isinstance(bound, bool):
+                value[threshold.field] = bound + src.pick((0, -1, 1))
+            elif isinstance(bound, str | float):
+                value[threshold.field] = bound
+
+    def _remember_values(self, *values: Any) -> None:
+        pool = self.pool
+        for value in values:
+            items = value.values() if isinstance(value, dict) else (value,)
+            for item in items:
+                if isinstance(item, str | int) and not isinstance(item, bool) and item not in pool:
+                    pool.append(item)
+        if len(pool) > POOL:
+            del pool[: len(pool) - POOL]
+
+    # -- sending it ----------------------------------------------------------------------------
 
     def send(self, op: Operation, value: Any, expect: oracle.Expectation | None = None) -> None:
         """Send one call to the target, check the response, and move the model on.
@@ -109,6 +264,7 @@ class Case:
         state = self.state
         if expect is None:
             expect = oracle.judge(session.model, state, op, value)
+        session.outcome(op, expect)
         response = session.target.call(op.name, value)
         session.calls += 1
         self.steps.append(Step(op.name, value, response.output, response.status, True))
@@ -119,6 +275,7 @@ class Case:
                 self.state = post
                 for name in session.writes[op.name]:
                     self._remember(name, post.get(name))
+                self._remember_values(value, response.output)
                 return
         else:
             judged = expect
@@ -141,7 +298,8 @@ class Case:
             clause=failure.clause_text if failure is not None else None,
             location=str(failure.location) if failure is not None and failure.location is not None else None,
         )
-        session.found(finding)
+        if not self.replaying:  # a replay reports to the shrinker alone
+            session.found(finding)
         raise error_for(finding)
 
     def _remember(self, name: str, keys: Any) -> None:
@@ -152,37 +310,6 @@ class Case:
             if key not in seen:
                 seen.add(key)
                 self.known[name].append(key)
-
-    def _connect(
-        self, plan: OpPlan, value: dict[str, Any], src: Source, *, fresh_first: bool
-    ) -> dict[str, Any]:
-        """Key-naming fields take a live key, a key seen before, or keep their fresh value.
-
-        The same draws happen whatever the state (an index into the keys, taken modulo their
-        number, counted from the newest key), so that shrinking earlier steps away keeps later
-        choices in place: the simplest choice is always "the key made last".
-        """
-        state = self.state
-        value = dict(value)
-        for field, collection in plan.linked:
-            how = src.index(8)
-            pick = src.integer(0, 63)
-            if fresh_first:
-                how = 7 - how
-            if how <= 4:
-                live = state.get(collection)
-                if live:
-                    keys = list(live)
-                    value[field] = keys[-1 - pick % len(keys)]
-                    continue
-            if how <= 6:
-                known = self.known.get(collection)
-                if known:
-                    if how == 5:  # a key that is gone now, where there is one: use after delete
-                        live = state.get(collection) or ()
-                        known = [k for k in known if k not in live] or known
-                    value[field] = known[-1 - pick % len(known)]
-        return value
 
 
 class ContractMachine(RuleBasedStateMachine):
@@ -200,19 +327,16 @@ def plans(session: Session) -> list[OpPlan]:
 
 
 def build_machine(session: Session) -> type[ContractMachine]:
-    """A state machine class for ``session``: one rule per operation of its contract."""
-    namespace: dict[str, Any] = {"session": session}
-    for index, plan in enumerate(plans(session)):
-        namespace[f"op_{index}_{_slug(plan.name)}"] = _make_rule(plan)
-    return type("FuzzMachine", (ContractMachine,), namespace)
+    """A state machine class for ``session``: one rule that takes a steered step (the operation
+    is the step's own choice, so that it can look at the model state)."""
+    ops = plans(session)
 
-
-def _make_rule(plan: OpPlan) -> Any:
     def call(self: ContractMachine, data: st.DataObject) -> None:
-        self.case.step(plan, Source(data))
+        self.case.step(ops, Source(data))
 
-    call.__name__ = _slug(plan.name)
-    return rule(data=st.data())(call)
+    call.__name__ = "step"
+    namespace: dict[str, Any] = {"session": session, "step": rule(data=st.data())(call)}
+    return type("FuzzMachine", (ContractMachine,), namespace)
 
 
 def fast_test(session: Session, steps: int) -> Callable[..., None]:
@@ -231,12 +355,7 @@ def fast_test(session: Session, steps: int) -> Callable[..., None]:
             if cd.draw_boolean(p=2**-16, forced=True if count >= steps else None):
                 cd.stop_span()
                 break
-            case.step(ops[src.index(len(ops))], src)
+            case.step(ops, src)
             cd.stop_span()
 
     return run
-
-
-def _slug(name: str) -> str:
-    out = "".join(c if c.isalnum() or c == "_" else "_" for c in name)
-    return out or "op"

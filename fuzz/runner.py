@@ -19,16 +19,17 @@ from collections.abc import Callable, Collection, Iterator
 from typing import Any
 
 import attrs
-from hypothesis import HealthCheck, Phase, Verbosity, settings
+from hypothesis import HealthCheck, Phase, Verbosity, reject, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.stateful import get_state_machine_test
 
 from envfactory.contracts.errors import UsageError
-from envfactory.contracts.model import Contract
+from envfactory.contracts.model import Contract, Operation
 from envfactory.contracts.semantics import Machine, require_valid_start
 from envfactory.contracts.state import initial_state
 from envfactory.contracts.values import FrozenMap
 from envfactory.fuzz.findings import KINDS, Finding, FindingError, Findings
+from envfactory.fuzz.oracle import Expectation
 from envfactory.fuzz.shrink import minimize
 from envfactory.fuzz.targets import PythonTarget, Target
 
@@ -39,6 +40,10 @@ SHRINK_GRACE = 0.5
 MIN_GRACE = 2.0
 SHRINK_CASES = 200
 """Test cases a run goes on for after its first finding (more search, then Hypothesis's shrinking)."""
+DEFAULT_EXAMPLES = 100
+"""Test cases of a run given neither ``max_examples`` nor a time budget."""
+UNBOUNDED = 10**9
+"""Hypothesis's example limit for a run that only its time budget ends."""
 CASES_PER_EXAMPLE = 2
 EXTRA_CASES = 300
 """A run stops after ``2 * max_examples + 300`` test cases, failing ones included (Hypothesis
@@ -128,6 +133,11 @@ class Summary:
     first_finding_seconds: float | None
     stopped_by_budget: bool
     reproduce: str | None = None
+    stopped_by: str = "max examples"
+    """What ended the search: "time budget", "max examples" or "first finding"."""
+    outcomes: tuple[str, ...] = ()
+    outcomes_total: tuple[str, ...] = ()
+    rounds: int = 1
 
     @property
     def calls_per_second(self) -> float:
@@ -147,6 +157,11 @@ class Summary:
             "edges_covered": self.edges_covered,
             "edges_total": self.edges_total,
             "stopped_by_budget": self.stopped_by_budget,
+            "stopped_by": self.stopped_by,
+            "rounds": self.rounds,
+            "clause_outcomes_covered": len(self.outcomes),
+            "clause_outcomes_total": len(self.outcomes_total),
+            "clause_outcomes_uncovered": [o for o in self.outcomes_total if o not in self.outcomes],
             "first_finding_seconds": self.first_finding_seconds,
             "findings": [f.to_json() for f in self.findings],
             "reproduce": self.reproduce,
@@ -194,6 +209,13 @@ class Session:
         self.first_case: int | None = None
         self.shrink_cases = SHRINK_CASES
         self.kinds: frozenset[str] | None = None
+        self.searching = False
+        self.stateful = any(op.requires for op in closed.operations.values())
+        """Whether some call can be refused by a precondition (the steering's premise)."""
+        self.known: frozenset[tuple[str, str]] = frozenset()
+        """Findings earlier rounds of the run reported: seen again, they end the case quietly."""
+        self.outcomes: set[str] = set()
+        self.all_outcomes = clause_outcomes(closed)
 
     def elapsed(self) -> float:
         return time.monotonic() - self.started
@@ -209,10 +231,19 @@ class Session:
             elapsed = self.elapsed()
             if elapsed > self.time_budget:
                 grace = max(self.time_budget * SHRINK_GRACE, MIN_GRACE)
-                if not self.findings or elapsed > self.time_budget + grace:
+                if self.first_case is None or elapsed > self.time_budget + grace:
                     self.stopped_by_budget = self.stopped = True
                     raise StopRun
         self.test_cases += 1
+
+    def outcome(self, op: Operation, expect: Expectation) -> None:
+        """Record which clause outcome a call exercises (see ``clause_outcomes``)."""
+        if expect.accepted:
+            self.outcomes.add(f"{op.name}: accepted")
+        elif expect.kind == "precondition" and expect.clause is not None:
+            self.outcomes.add(f"{op.name}: requires {op.requires.index(expect.clause) + 1} fails")
+        elif expect.kind == "input_schema":
+            self.outcomes.add(f"{op.name}: input schema fails")
 
     def covered(self, pre: FrozenMap, op: str, post: FrozenMap) -> None:
         self.ops_covered.add(op)
@@ -220,12 +251,26 @@ class Session:
         self.edges.add((abstract(pre), op, abstract(post)))
 
     def found(self, finding: Finding) -> None:
+        if self.searching and finding.key in self.known:
+            self.findings.add(finding, self.elapsed())  # a shorter trace replaces a longer one
+            reject()  # reported by an earlier round: end this case without a failure
         fresh = finding.key not in self.findings.by_key
         if self.first_case is None:
             self.first_case = self.test_cases
         self.findings.add(finding, self.elapsed())
         if fresh and self.on_finding is not None:
             self.on_finding(finding)
+
+
+def clause_outcomes(contract: Contract) -> tuple[str, ...]:
+    """Every clause outcome a run can cover: each operation accepted, each of its requires
+    failing while the earlier ones hold, and its input schema failing."""
+    out: list[str] = []
+    for name, op in contract.operations.items():
+        out.append(f"{name}: accepted")
+        out.extend(f"{name}: requires {i} fails" for i in range(1, len(op.requires) + 1))
+        out.append(f"{name}: input schema fails")
+    return tuple(out)
 
 
 class Abstraction:
@@ -271,7 +316,7 @@ def fuzz(
     *,
     mode: str = "adversarial",
     seed: int = 0,
-    max_examples: int = 100,
+    max_examples: int | None = None,
     steps: int = 20,
     time_budget: float | None = None,
     database: str | None = None,
@@ -284,23 +329,29 @@ def fuzz(
 ) -> Summary:
     """Fuzz ``target`` against ``contract``; return the summary with every distinct finding.
 
+    ``max_examples`` bounds the test cases of one Hypothesis run (same seed, same run). Without
+    it, a ``time_budget`` is spent in full: the search goes on in rounds, each a Hypothesis run
+    with a seed drawn from ``seed``, and a finding an earlier round reported ends a case quietly
+    in the later ones, so that every round looks for something new; without either, 100.
+
     ``engine="rules"`` runs the contract's ``RuleBasedStateMachine``; ``engine="fast"`` runs the
-    same steps from one ``@given`` loop, several times faster per call (see ``machine.py``). With
-    ``multiple=False`` the search stops at the first finding (then shrinks it). ``kinds`` limits
-    the finding kinds looked for (say, only ``crash`` against an API whose contract has no
-    preconditions); other deviations are let pass.
+    same steps from one ``@given`` loop (see ``machine.py``). With ``multiple=False`` the search
+    stops at the first finding (then shrinks it). ``kinds`` limits the finding kinds looked for
+    (say, only ``crash`` against an API whose contract has no preconditions).
     """
     from envfactory.fuzz.machine import build_machine, fast_test
 
-    if max_examples < 1 or steps < 1:
+    if (max_examples is not None and max_examples < 1) or steps < 1:
         raise UsageError("--max-examples and --steps must be at least 1")
     if engine not in ENGINES:
         raise UsageError(f"unknown engine {engine!r}: expected one of {', '.join(ENGINES)}")
     require_valid_start(contract)  # every call would be judged from a state it rejects
+    by_budget = max_examples is None and time_budget is not None
+    examples = UNBOUNDED if by_budget else (max_examples or DEFAULT_EXAMPLES)
     session = Session(contract, target, mode=mode, time_budget=time_budget, on_finding=on_finding)
-    session.max_cases = CASES_PER_EXAMPLE * max_examples + EXTRA_CASES
+    session.max_cases = None if by_budget else CASES_PER_EXAMPLE * examples + EXTRA_CASES
     # with a database, let Hypothesis finish shrinking so that it saves the failing examples
-    session.shrink_cases = shrink_cases if database is None else max_examples * 10
+    session.shrink_cases = shrink_cases if database is None else examples * 10
     if kinds is not None:
         unknown = sorted(set(kinds) - set(KINDS))
         if unknown:
@@ -308,26 +359,41 @@ def fuzz(
                 f"unknown finding kind(s) {', '.join(unknown)}: expected some of {', '.join(KINDS)}"
             )
         session.kinds = frozenset(kinds)
-    config = run_settings(max_examples, database, multiple=multiple, steps=steps)
+    rounds = searched = 0
+    session.searching = True
     try:
-        if engine == "rules":
-            machine_class: Any = build_machine(session)
-            machine_class._hypothesis_internal_use_seed = seed
-            test = get_state_machine_test(machine_class, settings=config)
-        else:
-            test = config(fast_test(session, steps))
-        key = f"envfactory-fuzz:{contract.path}:{getattr(target, 'spec', '')}:{mode}:{engine}"
-        seed_test(test, seed, hashlib.sha256(key.encode()).digest() if database else None)
-        with pinned_constants(*[f for f in (getattr(target, "factory", None),) if f is not None]):
-            test()
-    except StopRun:
-        pass
-    except Exception as err:
-        # a run we stopped mid-test (Hypothesis may then report the cut-short case as flaky),
-        # or one that ended with our findings, is a normal end
-        if not session.stopped and not (session.findings and _only_findings(err)):
-            raise
+        while True:
+            # a later round gets the examples the earlier ones did not search (the cases that
+            # shrank a finding do not count), all of them under a budget
+            left = examples if by_budget else max(examples - searched, 1)
+            start = session.test_cases
+            config = run_settings(left, database, multiple=multiple, steps=steps)
+            before = len(session.findings.by_key)
+            _run_round(
+                session,
+                config,
+                seed if rounds == 0 else _round_seed(seed, rounds),
+                database,
+                build_machine if engine == "rules" else None,
+                fast_test,
+                steps,
+            )
+            rounds += 1
+            searched += (session.first_case if session.first_case is not None else session.test_cases) - start
+            session.known = frozenset(session.findings.by_key)
+            if session.stopped_by_budget or (not multiple and session.findings):
+                break
+            if not by_budget:
+                # a round that found nothing new ran its examples out: the search is done
+                if len(session.findings.by_key) == before or searched >= examples:
+                    break
+                continue
+            assert time_budget is not None
+            if session.elapsed() >= time_budget:
+                session.stopped_by_budget = True
+                break
     finally:
+        session.searching = False
         with contextlib.suppress(Exception):
             target.reset()
     session.time_budget = None  # minimizing is part of reporting, not of the search
@@ -335,6 +401,12 @@ def fuzz(
         session.findings.by_key[finding_key] = minimize(session, finding)
     coverage = graph_coverage(session.contract, session.abstraction, session.edges) if graph else None
     first = min(session.findings.first_seen.values()) if session.findings.first_seen else None
+    if session.stopped_by_budget:
+        stopped_by = "time budget"
+    elif not multiple and session.findings:
+        stopped_by = "first finding"
+    else:
+        stopped_by = "max examples"
     return Summary(
         target=getattr(target, "spec", type(target).__name__),
         mode=mode,
@@ -350,7 +422,53 @@ def fuzz(
         findings=tuple(session.findings.all()),
         first_finding_seconds=first,
         stopped_by_budget=session.stopped_by_budget,
+        stopped_by=stopped_by,
+        outcomes=tuple(o for o in session.all_outcomes if o in session.outcomes),
+        outcomes_total=session.all_outcomes,
+        rounds=rounds,
     )
+
+
+def _round_seed(seed: int, round_number: int) -> int:
+    """The seed of a later round: a fixed function of the run's seed, so runs stay repeatable."""
+    digest = hashlib.sha256(f"envfactory-round:{seed}:{round_number}".encode()).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
+def _run_round(
+    session: Session,
+    config: settings,
+    seed: int,
+    database: str | None,
+    build_machine: Callable[[Session], Any] | None,
+    fast_test: Callable[[Session, int], Any],
+    steps: int,
+) -> None:
+    """One Hypothesis run: it ends at its example limit, after shrinking what it found, or when
+    the session stops it (the budget, the shrinking cap)."""
+    session.first_case = None
+    session.stopped = False
+    contract, target = session.contract, session.target
+    if build_machine is not None:
+        machine_class: Any = build_machine(session)
+        machine_class._hypothesis_internal_use_seed = seed
+        test = get_state_machine_test(machine_class, settings=config)
+        engine = "rules"
+    else:
+        test = config(fast_test(session, steps))
+        engine = "fast"
+    key = f"envfactory-fuzz:{contract.path}:{getattr(target, 'spec', '')}:{session.mode}:{engine}"
+    seed_test(test, seed, hashlib.sha256(key.encode()).digest() if database else None)
+    try:
+        with pinned_constants(*[f for f in (getattr(target, "factory", None),) if f is not None]):
+            test()
+    except StopRun:
+        pass
+    except Exception as err:
+        # a run we stopped mid-test (Hypothesis may then report the cut-short case as flaky),
+        # or one that ended with our findings, is a normal end
+        if not session.stopped and not (session.findings and _only_findings(err)):
+            raise
 
 
 def _only_findings(err: BaseException) -> bool:

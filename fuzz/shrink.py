@@ -5,32 +5,93 @@ state (which keys are live), dropping an early step can shift the meaning of lat
 the shrinker stops short of the shortest sequence. This pass works on the concrete calls instead:
 it replays the sequence against a fresh target with one step (then each remaining step) left
 out, and keeps the shorter sequence whenever the same finding (operation and kind) shows up.
-A replay costs one call per step, so a 20-step finding costs at most a few hundred calls.
+
+A call that names an id an earlier response returned (a server-assigned order id) refers to
+"the id step k returned", not to the number: when a step before k is left out and the target
+hands out other ids, the replay passes the id that step k returns this time, so removing a step
+never breaks the calls after it. A replay costs one call per step, so a 20-step finding costs
+at most a few hundred calls.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from envfactory.fuzz.findings import Finding, FindingError
+from envfactory.trajectory import Step
 
 if TYPE_CHECKING:
     from envfactory.fuzz.runner import Session
 
 MAX_ROUNDS = 8
 
+Ref = tuple[int, str | None]
+"""The step whose response gave a value, and the response field it came in (None: the whole)."""
 
-def replay(session: Session, calls: list[tuple[str, object]], key: tuple[str, str]) -> Finding | None:
-    """Run ``calls`` against a fresh target; the finding with ``key`` if the sequence shows it."""
+
+def _ids(value: Any) -> list[tuple[str | None, Any]]:
+    """The scalar values a response (or input) holds at its top level, with their fields."""
+    if isinstance(value, Mapping):
+        return [(str(k), v) for k, v in value.items() if _is_id(v)]
+    return [(None, value)] if _is_id(value) else []
+
+
+def _is_id(value: Any) -> bool:
+    return (isinstance(value, int) and not isinstance(value, bool)) or (
+        isinstance(value, str) and value != ""
+    )
+
+
+def references(steps: Sequence[Step]) -> dict[tuple[int, str], Ref]:
+    """For each (step, input field) whose value an earlier response returned and that earlier
+    call did not send itself (so the target chose it), where that value came from."""
+    refs: dict[tuple[int, str], Ref] = {}
+    for i, step in enumerate(steps):
+        if not isinstance(step.input, Mapping):
+            continue
+        for field, value in step.input.items():
+            if not _is_id(value):
+                continue
+            for j in range(i - 1, -1, -1):
+                earlier = steps[j]
+                sent = {v for _, v in _ids(earlier.input)}
+                hit = next((f for f, v in _ids(earlier.output) if v == value and v not in sent), False)
+                if hit is not False:
+                    refs[(i, str(field))] = (j, hit)
+                    break
+    return refs
+
+
+def replay(
+    session: Session, steps: Sequence[Step], key: tuple[str, str], skip: int | None = None
+) -> Finding | None:
+    """Run ``steps`` (without step ``skip``) against a fresh target, ids that earlier responses
+    returned taken from this replay's responses; the finding with ``key`` if it shows up."""
     from envfactory.fuzz.machine import Case
 
+    refs = references(steps)
+    outputs: dict[int, Any] = {}
     case = Case(session, replay=True)
-    for tool, value in calls:
-        op = session.contract.operations[tool]
+    for i, step in enumerate(steps):
+        if i == skip:
+            continue
+        value = step.input
+        if isinstance(value, Mapping):
+            value = dict(value)
+            for field in value:
+                ref = refs.get((i, str(field)))
+                if ref is None or ref[0] == skip or ref[0] not in outputs:
+                    continue
+                fresh = dict(_ids(outputs[ref[0]])).get(ref[1], None)
+                if fresh is not None:
+                    value[field] = fresh
+        op = session.contract.operations[step.tool]
         try:
             case.send(op, value)
         except FindingError as err:
             return err.finding if err.finding.key == key else None
+        outputs[i] = case.steps[-1].output
     return None
 
 
@@ -41,8 +102,7 @@ def minimize(session: Session, finding: Finding) -> Finding:
         improved = False
         index = len(best.steps) - 2  # the last step is the failing call: keep it
         while index >= 0:
-            calls = [(s.tool, s.input) for i, s in enumerate(best.steps) if i != index]
-            found = replay(session, calls, best.key)
+            found = replay(session, best.steps, best.key, skip=index)
             if found is not None and len(found.steps) < len(best.steps):
                 best = found
                 improved = True

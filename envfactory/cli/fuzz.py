@@ -32,13 +32,20 @@ ENGINES = ("rules", "fast")
 @click.option("--mode", type=click.Choice(MODES), default="adversarial", show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True, help="Same seed, same run.")
 @click.option(
-    "--max-examples", type=click.IntRange(min=1), default=100, show_default=True, help="Test cases."
+    "--max-examples",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Test cases of one Hypothesis run (same seed, same run). Default: 100, or, with "
+    "--time-budget, as many as the budget allows.",
 )
 @click.option(
     "--steps", type=click.IntRange(min=1), default=20, show_default=True, help="Calls per test case."
 )
 @click.option(
-    "--time-budget", type=click.FloatRange(min=0.0, min_open=True), default=None, help="Wall-clock seconds."
+    "--time-budget",
+    type=click.FloatRange(min=0.0, min_open=True),
+    default=None,
+    help="Wall-clock seconds, spent in full unless --max-examples is also given.",
 )
 @click.option(
     "--faults",
@@ -73,7 +80,7 @@ def command(
     target: str,
     mode: str,
     seed: int,
-    max_examples: int,
+    max_examples: int | None,
     steps: int,
     time_budget: float | None,
     faults: bool,
@@ -99,7 +106,7 @@ def command(
             loaded,
             target,
             seed=seed,
-            max_examples=max_examples,
+            max_examples=max_examples or 100,
             steps=steps,
             faults=faults,
             time_budget=time_budget,
@@ -152,7 +159,11 @@ def _reproduce(params: Mapping[str, Any]) -> str:
     that decide what is found (not the budget, the output or the report format)."""
     parts = ["envfactory", "fuzz", params["contract"], "--target", params["target"]]
     parts += ["--mode", params["mode"], "--seed", str(params["seed"])]
-    parts += ["--max-examples", str(params["max_examples"]), "--steps", str(params["steps"])]
+    if params["max_examples"] is not None or params["time_budget"] is None:
+        parts += ["--max-examples", str(params["max_examples"] or 100)]
+    else:  # a run that its budget ended: the same budget searches the same way
+        parts += ["--time-budget", f"{params['time_budget']:g}"]
+    parts += ["--steps", str(params["steps"])]
     if params["engine"] != "rules":
         parts += ["--engine", params["engine"]]
     if params["faults"]:
@@ -186,7 +197,15 @@ def _print_text(summary: Any, reproduce: str, output: str | None) -> None:
     missing = [op for op in ops if op not in covered]
     if missing:
         out.print(f"never accepted: {safe_text(', '.join(missing))}", markup=False)
-    if summary.stopped_by_budget:
+    total = getattr(summary, "outcomes_total", ())
+    if total:
+        out.print(f"clause outcomes covered: {len(summary.outcomes)} of {len(total)}", markup=False)
+    stopped_by = getattr(summary, "stopped_by", None)
+    if stopped_by is not None:
+        rounds = getattr(summary, "rounds", 1)
+        more = f", {rounds} rounds" if rounds > 1 else ""
+        out.print(f"stopped by: {stopped_by}{more}", markup=False)
+    elif summary.stopped_by_budget:
         out.print("stopped by the time budget", markup=False)
     if not summary.findings:
         out.print("no findings", markup=False)

@@ -1,0 +1,143 @@
+"""Steering: what the contract says about drawing inputs that connect calls into deep states.
+
+A random input rarely names a live key, and a chain of k calls that each needs one happens with
+probability that falls off exponentially in k. The contract says exactly which fields name keys
+and how: ``input.name in members`` wants a live key, ``not (input.isbn in books)`` a fresh one,
+``accounts[input.source]`` a live one; ``members[input.name].loans < 2`` or
+``products[input.sku].stock >= input.qty`` compare a field with a value the state holds, so the
+values at and around that threshold are where off-by-one bugs live. This module reads those
+relations off an operation once per run (``Steer.of``); ``machine.Case`` applies them per call.
+
+Imports the contracts layer only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from envfactory.contracts import ir
+from envfactory.contracts.evaluator import Compiled, compile_expr
+from envfactory.contracts.model import Contract, Operation
+
+ORDERINGS = frozenset(("<", "<=", ">", ">=", "==", "!="))
+
+
+@attrs.frozen(slots=True)
+class KeyField:
+    """An input field that names a key of a state collection; ``fresh`` when the operation
+    needs a key the collection does not hold yet (a producer's ``not (input.x in c)``)."""
+
+    field: str
+    collection: str
+    fresh: bool
+
+
+@attrs.frozen(slots=True)
+class Threshold:
+    """An input field compared with a value computed from the state (and the rest of the input):
+    ``bound`` reads that value, so the fuzzer can draw the field at and around it."""
+
+    field: str
+    bound: Compiled = attrs.field(eq=False, repr=False)
+
+
+@attrs.frozen(slots=True)
+class Steer:
+    """Everything the fuzzer reads off one operation to draw inputs that it accepts."""
+
+    keys: tuple[KeyField, ...]
+    thresholds: tuple[Threshold, ...]
+    needs: frozenset[str]
+    """Collections that must hold a key for the operation to be enabled at all."""
+
+    @classmethod
+    def of(cls, op: Operation, contract: Contract) -> Steer:
+        keys = key_fields(op, contract)
+        needs = frozenset(k.collection for k in keys if not k.fresh)
+        return cls(keys, thresholds(op), needs)
+
+    def possible(self, state: Mapping[str, Any]) -> bool:
+        """Whether the operation may be enabled in ``state``: every collection it reads a live
+        key of holds one (a cheap necessary condition; the model judges the rest)."""
+        return all(state.get(name) for name in self.needs)
+
+
+def input_field(node: ir.Expr) -> str | None:
+    """``f`` for the expression ``input.f`` (or ``input["f"]``), else None."""
+    if isinstance(node, ir.Attr) and isinstance(node.obj, ir.Name) and node.obj.id == "input":
+        return node.name
+    if (
+        isinstance(node, ir.Index)
+        and isinstance(node.obj, ir.Name)
+        and node.obj.id == "input"
+        and isinstance(node.key, ir.Const)
+        and isinstance(node.key.value, str)
+    ):
+        return node.key.value
+    return None
+
+
+def key_fields(op: Operation, contract: Contract) -> tuple[KeyField, ...]:
+    """Input fields that name keys of state collections, read from requires and effects: a field
+    tested with ``not in`` (under an even number of negations) wants a fresh key; one tested with
+    ``in``, or used to index a collection in a clause, a live one; a field that only keys an
+    effect's target (an upsert) counts as fresh."""
+    collections = {name for name, var in contract.state.items() if var.collection}
+    relation: dict[str, tuple[str, bool]] = {}
+
+    def note(field: str | None, collection: str, fresh: bool) -> None:
+        if field is None:
+            return
+        if field not in relation or (fresh and not relation[field][1]):
+            relation[field] = (collection, fresh)
+
+    def visit(node: ir.Expr, negated: bool) -> None:
+        if isinstance(node, ir.Unary) and node.op == "not":
+            visit(node.operand, not negated)
+            return
+        if (
+            isinstance(node, ir.Compare)
+            and node.op in ("in", "not in")
+            and isinstance(node.right, ir.Name)
+            and node.right.id in collections
+        ):
+            note(input_field(node.left), node.right.id, negated != (node.op == "not in"))
+        if isinstance(node, ir.Index) and isinstance(node.obj, ir.Name) and node.obj.id in collections:
+            note(input_field(node.key), node.obj.id, False)
+        for child in ir.children(node):
+            visit(child, negated)
+
+    for clause in op.requires:
+        visit(clause.expr, False)
+    for effect in op.effects:
+        if effect.value is not None:
+            visit(effect.value, False)
+        key = effect.target.key
+        if key is not None and effect.target.var in collections:
+            field = input_field(key)
+            if field is not None and field not in relation:
+                relation[field] = (effect.target.var, not effect.target.fields and not effect.is_delete)
+    return tuple(KeyField(f, c, fresh) for f, (c, fresh) in sorted(relation.items()))
+
+
+def thresholds(op: Operation) -> tuple[Threshold, ...]:
+    """Input fields compared (``< <= > >= == !=``) with an expression that does not read them."""
+    found: dict[str, list[Compiled]] = {}
+    for clause in op.requires:
+        for node in ir.walk(clause.expr):
+            if not isinstance(node, ir.Compare) or node.op not in ORDERINGS:
+                continue
+            for side, other in ((node.left, node.right), (node.right, node.left)):
+                field = input_field(side)
+                if field is None or isinstance(other, ir.Const):
+                    continue  # a constant bound is the schema's business (boundary values)
+                if any(input_field(n) == field for n in ir.walk(other)):
+                    continue
+                found.setdefault(field, []).append(compile_expr(other))
+    return tuple(Threshold(field, bound) for field, bounds in sorted(found.items()) for bound in bounds)
+
+
+__all__ = ["KeyField", "Steer", "Threshold", "input_field", "key_fields", "thresholds"]
