@@ -209,6 +209,12 @@ def _num(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+def integer_bounds(schema: Mapping[str, Any]) -> tuple[int | None, int | None]:
+    """The least and greatest integers a schema allows (None where it sets no bound)."""
+    lo, hi = _bounds(schema)
+    return (math.ceil(lo) if lo is not None else None, math.floor(hi) if hi is not None else None)
+
+
 def _integers(schema: Mapping[str, Any]) -> Gen:
     lo, hi = _bounds(schema)
     low = max(math.ceil(lo), -INT_LIMIT) if lo is not None else -INT_LIMIT

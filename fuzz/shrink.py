@@ -18,7 +18,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
 from envfactory.fuzz.findings import Finding, FindingError
+from envfactory.fuzz.inputs import integer_bounds, object_properties
 from envfactory.trajectory import Step
 
 if TYPE_CHECKING:
@@ -56,9 +59,9 @@ def references(steps: Sequence[Step]) -> dict[tuple[int, str], Ref]:
             for j in range(i - 1, -1, -1):
                 earlier = steps[j]
                 sent = {v for _, v in _ids(earlier.input)}
-                hit = next((f for f, v in _ids(earlier.output) if v == value and v not in sent), False)
-                if hit is not False:
-                    refs[(i, str(field))] = (j, hit)
+                hits = [f for f, v in _ids(earlier.output) if v == value and v not in sent]
+                if hits:
+                    refs[(i, str(field))] = (j, hits[0])
                     break
     return refs
 
@@ -96,7 +99,48 @@ def replay(
 
 
 def minimize(session: Session, finding: Finding) -> Finding:
-    """The shortest sequence (by one-step deletions, to a fixed point) that shows ``finding``."""
+    """The shortest sequence that shows ``finding``: one-step deletions to a fixed point, and
+    between them renamings (one value the calls send, say a third account, replaced everywhere by
+    another the trace already uses), after which the steps that made the old value go too."""
+    best = _deletions(session, finding)
+    for _ in range(MAX_ROUNDS):
+        renamed = _renaming(session, best)
+        if renamed is None:
+            renamed = _deletions(session, _extremes(session, best))
+            if len(renamed.steps) >= len(best.steps):
+                break
+        best = _deletions(session, renamed)
+    return best
+
+
+def _extremes(session: Session, finding: Finding) -> Finding:
+    """``finding`` with integer inputs moved to their schema's bounds where it still shows: a
+    restock of the most a call allows can stand for two smaller ones, a purchase of the least
+    needs less stock, so the deletions that follow can go further."""
+    best = finding
+    for i in range(len(best.steps) - 1):
+        step = best.steps[i]
+        if not isinstance(step.input, Mapping):
+            continue
+        props, _, _ = object_properties(session.contract.operations[step.tool].input_schema)
+        for field, value in step.input.items():
+            if not isinstance(value, int) or isinstance(value, bool):
+                continue
+            schema = props.get(field)
+            low, high = integer_bounds(schema) if isinstance(schema, Mapping) else (None, None)
+            for candidate in (low, high):
+                if candidate is None or candidate == value:
+                    continue
+                trial = list(best.steps)
+                trial[i] = attrs.evolve(best.steps[i], input={**best.steps[i].input, field: candidate})
+                found = replay(session, trial, best.key)
+                if found is not None and len(found.steps) <= len(best.steps):
+                    best = found
+                    break
+    return best
+
+
+def _deletions(session: Session, finding: Finding) -> Finding:
     best = finding
     for _ in range(MAX_ROUNDS):
         improved = False
@@ -112,3 +156,33 @@ def minimize(session: Session, finding: Finding) -> Finding:
         if not improved:
             break
     return best
+
+
+def _renaming(session: Session, finding: Finding) -> Finding | None:
+    """A sequence as long as ``finding`` or shorter, in which one value is renamed to another it
+    uses in the same field, and from which some step can then be deleted; None if there is none."""
+    steps = finding.steps
+    sent: dict[str, list[Any]] = {}
+    for step in steps:
+        if isinstance(step.input, Mapping):
+            for field, value in step.input.items():
+                if _is_id(value) and value not in sent.setdefault(str(field), []):
+                    sent[str(field)].append(value)
+    for values in sent.values():
+        for old in values[1:]:
+            for new in values[: values.index(old)]:
+                renamed = tuple(_rename(step, old, new) for step in steps)
+                found = replay(session, renamed, finding.key)
+                if found is None:
+                    continue
+                shorter = _deletions(session, found)
+                if len(shorter.steps) < len(steps):
+                    return shorter
+    return None
+
+
+def _rename(step: Step, old: Any, new: Any) -> Step:
+    if not isinstance(step.input, Mapping) or old not in step.input.values():
+        return step
+    value = {k: (new if v == old and type(v) is type(old) else v) for k, v in step.input.items()}
+    return attrs.evolve(step, input=value)

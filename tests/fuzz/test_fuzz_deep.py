@@ -1,0 +1,96 @@
+"""Deep planted bugs: found by contract-directed steering and shrunk to their minimal length.
+
+The contracts and implementations in ``impls/`` (library, shop, quota) each have a correct class
+and classes with one planted bug that takes 3 to 8 calls to show: counters at a limit, distinct
+keys, repeated operations on one resource, ids the target assigns. Runs are bounded by
+``max_examples`` (same seed, same run), never by a clock; ``bench/bench_fuzz.py`` measures the same
+material under a time budget against baselines.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import envfactory
+from envfactory.contracts.evaluator import Env
+from envfactory.fuzz.findings import Finding
+from envfactory.fuzz.runner import fuzz
+from envfactory.fuzz.shrink import references
+from envfactory.fuzz.steering import KeyField, Steer
+from envfactory.fuzz.targets import open_target
+from envfactory.trajectory import Step
+
+IMPLS = Path(__file__).resolve().parent / "impls"
+
+
+def _run(contract_name: str, factory: str, seed: int, max_examples: int = 200) -> tuple[Finding, ...]:
+    contract = envfactory.load(IMPLS / f"{contract_name}.yaml")
+    target = open_target(f"python:{IMPLS / f'{contract_name}_impl.py'}:{factory}", contract)
+    return fuzz(contract, target, seed=seed, max_examples=max_examples).findings
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_third_book_is_found_in_every_seed_and_shrunk_to_seven_calls(seed: int) -> None:
+    """The issue's library bug: join, three books, three borrows by one member (limit 2)."""
+    (finding,) = _run("library", "ThirdBook", seed)
+    assert (finding.kind, finding.operation) == ("forbidden_accepted", "borrow")
+    tools = [s.tool for s in finding.steps]
+    assert sorted(tools) == sorted(["join", "addBook", "addBook", "addBook", "borrow", "borrow", "borrow"])
+    borrowers = {s.input["name"] for s in finding.steps if s.tool == "borrow"}
+    books = {s.input["isbn"] for s in finding.steps if s.tool == "borrow"}
+    assert len(borrowers) == 1 and len(books) == 3  # one member, three distinct books
+
+
+def test_an_account_quota_spread_over_two_keys_shrinks_to_eight_calls() -> None:
+    """Two keys, three uses of one and two of the other reach the account's five; the sixth use
+    must be refused. A third key the search used shrinks away by renaming, not only deletion."""
+    (finding,) = _run("quota", "SpreadOverKeys", seed=1)
+    assert (finding.kind, finding.operation) == ("forbidden_accepted", "use")
+    assert len(finding.steps) == 8
+    assert [s.tool for s in finding.steps].count("createKey") == 2
+
+
+def test_shrinking_follows_ids_the_target_assigned() -> None:
+    """A cancel that hands its id back: the shortest trace is add, restock, place, cancel,
+    place, and it names the order by the id the target returned, whatever it was."""
+    (finding,) = _run("shop", "IdReused", seed=0)
+    assert (finding.kind, finding.operation) == ("postcondition", "place")
+    assert [s.tool for s in finding.steps] == ["addProduct", "restock", "place", "cancel", "place"]
+    assert finding.steps[3].input["id"] == finding.steps[2].output["id"]
+
+
+@pytest.mark.parametrize(
+    ("contract_name", "factory"), [("library", "Library"), ("shop", "Shop"), ("quota", "Keys")]
+)
+def test_correct_implementations_have_no_finding(contract_name: str, factory: str) -> None:
+    assert _run(contract_name, factory, seed=0, max_examples=150) == ()
+
+
+def test_key_relations_are_read_off_the_clauses() -> None:
+    library = envfactory.load(IMPLS / "library.yaml")
+    assert Steer.of(library.operations["join"], library).keys == (KeyField("name", "members", True),)
+    borrow = Steer.of(library.operations["borrow"], library)
+    assert set(borrow.keys) == {KeyField("isbn", "books", False), KeyField("name", "members", False)}
+    assert borrow.needs == {"books", "members"}
+    assert not borrow.possible({"members": {"a": {"loans": 0}}, "books": {}})
+    give_back = Steer.of(library.operations["giveBack"], library)
+    assert [t.field for t in give_back.thresholds] == ["name"]  # books[input.isbn].holder == input.name
+    shop = envfactory.load(IMPLS / "shop.yaml")
+    (qty,) = Steer.of(shop.operations["place"], shop).thresholds
+    assert qty.field == "qty"  # products[input.sku].stock >= input.qty
+    assert qty.bound(Env({"products": {"a": {"stock": 4}}}, {"sku": "a"})) == 4
+
+
+def test_references_point_at_the_response_that_gave_an_id() -> None:
+    steps = [
+        Step("place", {"sku": "a", "qty": 1}, {"id": 7}, 200, True),
+        Step("place", {"sku": "a", "qty": 7}, {"id": 8}, 200, True),
+        Step("pay", {"id": 8}, None, 200, True),
+        Step("pay", {"id": 7}, None, 200, True),
+    ]
+    refs = references(steps)
+    assert refs[(2, "id")] == (1, "id") and refs[(3, "id")] == (0, "id")
+    assert (1, "qty") in refs  # a value equal to an earlier id is taken as that id: replay keeps it equal
+    assert (0, "sku") not in refs
