@@ -138,6 +138,7 @@ class Summary:
     outcomes: tuple[str, ...] = ()
     outcomes_total: tuple[str, ...] = ()
     rounds: int = 1
+    jobs: int = 1
 
     @property
     def calls_per_second(self) -> float:
@@ -159,6 +160,7 @@ class Summary:
             "stopped_by_budget": self.stopped_by_budget,
             "stopped_by": self.stopped_by,
             "rounds": self.rounds,
+            "jobs": self.jobs,
             "clause_outcomes_covered": len(self.outcomes),
             "clause_outcomes_total": len(self.outcomes_total),
             "clause_outcomes_uncovered": [o for o in self.outcomes_total if o not in self.outcomes],

@@ -18,7 +18,7 @@ from envfactory.cli._common import EXIT_FINDING, EXIT_OK, console, contract_opti
 from envfactory.contracts.errors import UsageError
 
 MODES = ("valid", "adversarial")
-ENGINES = ("rules", "fast")
+ENGINES = ("rules", "fast", "ray")
 
 
 @click.command("fuzz")
@@ -64,8 +64,18 @@ ENGINES = ("rules", "fast")
     type=click.Choice(ENGINES),
     default="rules",
     show_default=True,
-    help="rules: the contract's RuleBasedStateMachine; fast: the same steps from one loop, for throughput.",
+    help="rules: the contract's RuleBasedStateMachine; fast: the same steps from one loop, for "
+    "throughput; ray: the rules engine, each seed of --jobs on a Ray worker.",
 )
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Independent seeds (SEED, SEED+1, ...) fuzzed at once; findings merged, shortest kept.",
+)
+@click.option("--ray-address", default=None, help="A Ray cluster to run --engine ray on (default: local).")
 @click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", show_default=True)
 @click.option("--no-graph", is_flag=True, help="Do not build the state graph to report edge coverage.")
 @click.option(
@@ -92,6 +102,8 @@ def command(
     closed_world: bool,
     no_graph: bool,
     only: tuple[str, ...],
+    jobs: int,
+    ray_address: str | None,
 ) -> None:
     """Fuzz TARGET against CONTRACT with Hypothesis; every finding shrunk to a minimal call sequence."""
     import envfactory
@@ -117,26 +129,23 @@ def command(
             raise UsageError(
                 "--faults applies to agent: targets (faults are injected between an agent and its environment)"
             )
-        from envfactory.fuzz.runner import fuzz
-        from envfactory.fuzz.targets import open_target
+        from envfactory.fuzz.parallel import Job, fuzz_jobs, seeds
 
-        handle = open_target(target, loaded, seed=seed)
-        try:
-            summary = fuzz(
-                loaded,
-                handle,
-                mode=mode,
-                seed=seed,
-                max_examples=max_examples,
-                steps=steps,
-                time_budget=time_budget,
-                database=database,
-                graph=not no_graph,
-                engine=engine,
-                kinds=only or None,
-            )
-        finally:
-            handle.close()
+        options = {
+            "mode": mode,
+            "max_examples": max_examples,
+            "steps": steps,
+            "time_budget": time_budget,
+            "database": database,
+            "graph": not no_graph,
+            "engine": "rules" if engine == "ray" else engine,
+            "kinds": only or None,
+        }
+        summary = fuzz_jobs(
+            [Job(contract, with_state, closed_world, target, s, options) for s in seeds(seed, jobs)],
+            engine="ray" if engine == "ray" else "local",
+            ray_address=ray_address,
+        )
     if output is not None:
         trajs = F.trajectories(
             summary.findings, contract=os.path.basename(contract), seed=seed, command=reproduce
@@ -166,6 +175,8 @@ def _reproduce(params: Mapping[str, Any]) -> str:
     parts += ["--steps", str(params["steps"])]
     if params["engine"] != "rules":
         parts += ["--engine", params["engine"]]
+    if params["jobs"] != 1:
+        parts += ["--jobs", str(params["jobs"])]
     if params["faults"]:
         parts.append("--faults")
     if params["with_state"]:
@@ -204,6 +215,8 @@ def _print_text(summary: Any, reproduce: str, output: str | None) -> None:
     if stopped_by is not None:
         rounds = getattr(summary, "rounds", 1)
         more = f", {rounds} rounds" if rounds > 1 else ""
+        jobs = getattr(summary, "jobs", 1)
+        more += f", {jobs} seeds in parallel" if jobs > 1 else ""
         out.print(f"stopped by: {stopped_by}{more}", markup=False)
     elif summary.stopped_by_budget:
         out.print("stopped by the time budget", markup=False)

@@ -16,6 +16,7 @@ import pytest
 import envfactory
 from envfactory.contracts.evaluator import Env
 from envfactory.fuzz.findings import Finding
+from envfactory.fuzz.parallel import Job, fuzz_jobs, run_job, seeds
 from envfactory.fuzz.runner import fuzz
 from envfactory.fuzz.shrink import references
 from envfactory.fuzz.steering import KeyField, Steer
@@ -94,3 +95,15 @@ def test_references_point_at_the_response_that_gave_an_id() -> None:
     assert refs[(2, "id")] == (1, "id") and refs[(3, "id")] == (0, "id")
     assert (1, "qty") in refs  # a value equal to an earlier id is taken as that id: replay keeps it equal
     assert (0, "sku") not in refs
+
+
+def test_jobs_fuzz_several_seeds_and_merge_their_findings() -> None:
+    options = {"max_examples": 200}
+    path = str(IMPLS / "library.yaml")
+    target = f"python:{IMPLS / 'library_impl.py'}:ThirdBook"
+    merged = fuzz_jobs([Job(path, None, False, target, s, options) for s in seeds(0, 2)])
+    alone = [run_job(Job(path, None, False, target, s, options)) for s in seeds(0, 2)]
+    assert merged.jobs == 2 and merged.calls == sum(r.calls for r in alone)
+    (finding,) = merged.findings  # the same bug from both seeds, once
+    assert finding.key == ("borrow", "forbidden_accepted")
+    assert len(finding.steps) == min(len(r.findings[0].steps) for r in alone) == 7
