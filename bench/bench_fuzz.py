@@ -14,7 +14,16 @@ Within the same wall-clock budget per bug, three fuzzers look for each:
   it is installed.
 
 Printed: bugs found by each, and the median time to the first failure (over the bugs it found),
-with the ratio to envfactory. Then calls per second against a Python target (envfactory's
+with the ratio to envfactory.
+
+Then deep planted bugs (``tests/fuzz/impls``: a lending library, a shop with target-assigned order
+ids, API keys with quotas; eleven bugs 3 to 8 calls deep that need distinct keys, counters at a
+limit and repeated operations on one resource), each fuzzed with several seeds and a budget per
+run, by envfactory (default options but the budget, in process), (a) random sequences judged by
+the same oracle, and (c) for the library, a hand-written Hypothesis ``RuleBasedStateMachine`` of
+the kind a tester writes (bundles of members and books, the model in the machine). Printed per
+bug: seeds found, the median time to the first finding, envfactory's shrunk length against the
+minimal one, and the shares found with the ratio of medians. Then calls per second against a Python target (envfactory's
 ``python:`` target on the bank example's correct implementation), for both engines, in wall
 and CPU seconds (the CPU figure is what a loaded machine cannot distort).
 """
@@ -266,8 +275,8 @@ class RandomSource:
         raise NotImplementedError("the bench spec has no patterns or formats")
 
 
-def run_random(contract: Any, url: str, budget: float, seed: int) -> float | None:
-    """Random call sequences of 10 calls, judged by the same oracle, until the budget is spent."""
+def run_random(contract: Any, url: str, budget: float, seed: int, steps: int = 10) -> float | None:
+    """Random call sequences of ``steps`` calls, judged by the same oracle, until the budget is spent."""
     from envfactory.contracts.semantics import Machine
     from envfactory.contracts.state import initial_state
     from envfactory.fuzz import inputs, oracle
@@ -284,7 +293,7 @@ def run_random(contract: Any, url: str, budget: float, seed: int) -> float | Non
         while time.monotonic() - start < budget:
             target.reset()
             state = initial_state(closed)
-            for _ in range(10):
+            for _ in range(steps):
                 op = src.pick(ops)
                 value = gens[op.name](src)
                 expect = oracle.judge(machine, state, op, value)
@@ -367,11 +376,211 @@ def throughput(seconds: float) -> dict[str, tuple[float, float]]:
     return out
 
 
+# ------------------------------------------------------------------------------- deep bugs
+
+IMPLS = ROOT / "tests" / "fuzz" / "impls"
+DEEP: dict[str, list[tuple[str, int]]] = {
+    # contract: [(planted bug class, its minimal length)]
+    "library": [("ThirdBook", 7), ("AnyoneReturns", 5), ("LeaveWithBooks", 4), ("StuckAtLimit", 7)],
+    "shop": [("CancelShipped", 6), ("LastUnitKept", 4), ("PayFreesSlot", 7), ("IdReused", 5)],
+    "quota": [("SpreadOverKeys", 8), ("RevokedStillWorks", 3), ("FourthUse", 5)],
+}
+CORRECT = {"library": "Library", "shop": "Shop", "quota": "Keys"}
+
+
+def deep_envfactory(contract: Any, spec: str, budget: float, seed: int) -> tuple[float | None, int | None]:
+    """envfactory as a user runs it (default options, the time budget), stopping at a finding."""
+    from envfactory.fuzz.runner import fuzz
+    from envfactory.fuzz.targets import open_target
+
+    target = open_target(spec, contract)
+    try:
+        summary = fuzz(contract, target, seed=seed, time_budget=budget, multiple=False)
+    finally:
+        target.close()
+    if not summary.findings:
+        return None, None
+    return summary.first_finding_seconds, min(len(f.steps) for f in summary.findings)
+
+
+def deep_random(contract: Any, spec: str, budget: float, seed: int) -> float | None:
+    return run_random(contract, spec, budget, seed, steps=20)
+
+
+def deep_handwritten(spec: str, budget: float, seed: int) -> float | None:
+    """A hand-written state machine for the library contract: the model and the target side by
+    side, bundles so that calls name members and books that exist, every response checked."""
+    import hypothesis
+    from hypothesis import strategies as st
+    from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, rule
+
+    from envfactory.fuzz.targets import load_factory
+
+    factory = load_factory(spec)
+    start = time.monotonic()
+    spent: list[bool] = []
+
+    def status(call: Callable[[], Any]) -> int:
+        try:
+            call()
+        except Exception as err:  # the target protocol: an integer status means an error response
+            code = getattr(err, "status", None)
+            if isinstance(code, int):
+                return code
+            raise
+        return 200
+
+    class Library(RuleBasedStateMachine):
+        members = Bundle("members")
+        books = Bundle("books")
+
+        def __init__(self) -> None:
+            super().__init__()
+            if time.monotonic() - start > budget:
+                spent.append(True)
+                raise TimeoutError("budget spent")
+            self.lib = factory()
+            self.loans: dict[str, int] = {}
+            self.holder: dict[str, str | None] = {}
+
+        @rule(target=members, name=st.text(min_size=1, max_size=5))
+        def join(self, name: str) -> Any:
+            assert status(lambda: self.lib.join(name=name)) == (409 if name in self.loans else 200)
+            self.loans.setdefault(name, 0)
+            return name
+
+        @rule(target=books, isbn=st.text(min_size=1, max_size=5))
+        def add_book(self, isbn: str) -> Any:
+            assert status(lambda: self.lib.addBook(isbn=isbn, title="t")) == (
+                409 if isbn in self.holder else 200
+            )
+            self.holder.setdefault(isbn, None)
+            return isbn
+
+        @rule(name=members, isbn=books)
+        def borrow(self, name: str, isbn: str) -> None:
+            if name not in self.loans:
+                return
+            ok = self.holder[isbn] is None and self.loans[name] < 2
+            assert (status(lambda: self.lib.borrow(name=name, isbn=isbn)) == 200) == ok
+            if ok:
+                self.holder[isbn] = name
+                self.loans[name] += 1
+
+        @rule(name=members, isbn=books)
+        def give_back(self, name: str, isbn: str) -> None:
+            if name not in self.loans:
+                return
+            ok = self.holder[isbn] == name
+            assert (status(lambda: self.lib.giveBack(name=name, isbn=isbn)) == 200) == ok
+            if ok:
+                self.holder[isbn] = None
+                self.loans[name] -= 1
+
+        @rule(name=consumes(members))
+        def leave(self, name: str) -> None:
+            if name not in self.loans:
+                return
+            ok = self.loans[name] == 0
+            assert (status(lambda: self.lib.leave(name=name)) == 200) == ok
+            if ok:
+                del self.loans[name]
+
+        @rule()
+        def on_loan(self) -> None:
+            assert self.lib.onLoan() == {"count": sum(self.loans.values())}
+
+    config = hypothesis.settings(
+        max_examples=10**9,
+        deadline=None,
+        database=None,
+        stateful_step_count=20,
+        suppress_health_check=list(hypothesis.HealthCheck),
+        phases=[hypothesis.Phase.generate],
+    )
+    Library._hypothesis_internal_use_seed = seed  # type: ignore[attr-defined]
+    try:
+        Library.run(settings=config)
+    except BaseException:
+        return None if spent else time.monotonic() - start
+    return None
+
+
+def deep(budget: float, seed_count: int) -> None:
+    import envfactory
+
+    rows = []
+    found: dict[str, list[float]] = {"envfactory": [], "random": [], "hand-written": []}
+    runs = {"envfactory": 0, "random": 0, "hand-written": 0}
+    false_alarms = 0
+    for name, bugs in DEEP.items():
+        contract = envfactory.load(IMPLS / f"{name}.yaml")
+        module = IMPLS / f"{name}_impl.py"
+        for seed in range(seed_count):
+            time_, _ = deep_envfactory(contract, f"python:{module}:{CORRECT[name]}", budget, seed)
+            false_alarms += time_ is not None
+        for bug, minimal in bugs:
+            spec = f"python:{module}:{bug}"
+            ours = [deep_envfactory(contract, spec, budget, seed) for seed in range(seed_count)]
+            rand = [deep_random(contract, spec, budget, seed) for seed in range(seed_count)]
+            hand = (
+                [deep_handwritten(spec, budget, seed) for seed in range(seed_count)]
+                if name == "library"
+                else []
+            )
+            for label, times in (
+                ("envfactory", [t for t, _ in ours]),
+                ("random", rand),
+                ("hand-written", hand),
+            ):
+                runs[label] += len(times)
+                found[label] += [t for t in times if t is not None]
+            lengths = [n for _, n in ours if n is not None]
+            rows.append((f"{name}.{bug}", minimal, ours, rand, hand, lengths))
+    print(
+        f"deep planted bugs: {sum(len(b) for b in DEEP.values())}, {seed_count} seeds, budget {budget:g}s per run"
+    )
+    print(f"false alarms on the correct implementations: {false_alarms} of {len(DEEP) * seed_count} runs")
+    print(f"{'bug':<26}{'min':>4}{'envfactory':>16}{'shrunk to':>12}{'random':>12}{'hand-written':>14}")
+
+    def cell(times: list[Any]) -> str:
+        hits = [t for t in times if t is not None]
+        if not times:
+            return "-"
+        return f"{len(hits)}/{len(times)}" + (f" {statistics.median(hits):.1f}s" if hits else "")
+
+    for bug, minimal, ours, rand, hand, lengths in rows:
+        shrunk = ",".join(map(str, lengths)) or "-"
+        print(
+            f"{bug:<26}{minimal:>4}{cell([t for t, _ in ours]):>16}{shrunk:>12}{cell(rand):>12}{cell(hand):>14}"
+        )
+    ours_median = statistics.median(found["envfactory"]) if found["envfactory"] else None
+    for label in found:
+        share = f"{len(found[label])}/{runs[label]}"
+        median = statistics.median(found[label]) if found[label] else None
+        ratio = (
+            f", {median / ours_median:.1f}x envfactory's median"
+            if median and ours_median and label != "envfactory"
+            else ""
+        )
+        shown = f"{median:.2f}s" if median is not None else "n/a"
+        print(f"{label:<13} found {share} runs, median time to first finding {shown}{ratio}")
+    minimal = sum(1 for _, m, _, _, _, lengths in rows if lengths and max(lengths) == m)
+    print(f"envfactory shrunk to the minimal length on every seed: {minimal} of {len(rows)} bugs")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--budget", type=float, default=3.0, help="seconds per bug per fuzzer")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--deep-budget", type=float, default=5.0, help="seconds per deep-bug run")
+    parser.add_argument("--deep-seeds", type=int, default=3)
+    parser.add_argument("--only-deep", action="store_true", help="skip the HTTP bugs and the throughput")
     args = parser.parse_args()
+    if args.only_deep:
+        sys.path.insert(0, str(ROOT))
+        deep(args.deep_budget, args.deep_seeds)
+        return
     sys.path.insert(0, str(ROOT))
     import envfactory
 
@@ -430,6 +639,7 @@ def main() -> None:
     print(
         f"target >= 3,000 calls/s: {'met' if fast_cpu >= 3000 else 'not met'} (fast engine, per CPU-second)"
     )
+    deep(args.deep_budget, args.deep_seeds)
 
 
 if __name__ == "__main__":

@@ -32,11 +32,12 @@ from envfactory.contracts.values import FrozenMap
 from envfactory.fuzz import inputs, oracle
 from envfactory.fuzz.draws import Source
 from envfactory.fuzz.findings import Finding, error_for
+from envfactory.fuzz.shrink import rebind, references
 from envfactory.fuzz.steering import Steer
 from envfactory.trajectory import Step
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
     from envfactory.fuzz.runner import Session
 
@@ -84,7 +85,7 @@ def _scalar_kind(schema: Any) -> type | None:
 class Case:
     """One test case: the model's state, the calls made so far and every key and value seen."""
 
-    __slots__ = ("known", "pool", "probes", "replaying", "seen", "session", "state", "steps")
+    __slots__ = ("known", "pool", "probes", "replaying", "seen", "session", "started", "state", "steps")
 
     def __init__(self, session: Session, *, replay: bool = False) -> None:
         if not replay:
@@ -99,13 +100,21 @@ class Case:
         self.pool: list[Any] = []
         self.probes = 0
         self.replaying = replay
+        self.started = False
         session.target.reset()
 
     # -- one step ------------------------------------------------------------------------------
 
     def step(self, plans: list[OpPlan], src: Source) -> None:
-        """Choose an operation, draw a call, send it."""
+        """Choose an operation, draw a call, send it (the first step of a case may first replay
+        a prefix the solver planned: see ``reach.py``)."""
         session = self.session
+        if not self.started:
+            self.started = True
+            if session.prefixes:
+                chosen = src.index(len(session.prefixes) + 1)  # shrinks to 0: no prefix
+                if chosen:
+                    self.follow(session.prefixes[chosen - 1])
         enabled = [p for p in plans if p.steer.possible(self.state)]
         # mostly an operation the state may enable; now and then any (shrinks to "enabled")
         pool = enabled if enabled and src.index(8) != 7 else plans
@@ -252,6 +261,14 @@ class Case:
                     pool.append(item)
         if len(pool) > POOL:
             del pool[: len(pool) - POOL]
+
+    def follow(self, prefix: Sequence[Step]) -> None:
+        """Send a planned call sequence, ids its responses return passed on as the plan did."""
+        refs = references(prefix)
+        outputs: dict[int, Any] = {}
+        for i, planned in enumerate(prefix):
+            self.send(self.session.contract.operations[planned.tool], rebind(refs, i, planned.input, outputs))
+            outputs[i] = self.steps[-1].output
 
     # -- sending it ----------------------------------------------------------------------------
 

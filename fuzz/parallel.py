@@ -37,11 +37,11 @@ class Job:
 
 def run_job(job: Job) -> Summary:
     """One seed's run, in whatever process runs it."""
-    import envfactory
+    from envfactory.contracts.loader import load
     from envfactory.fuzz.runner import fuzz
     from envfactory.fuzz.targets import open_target
 
-    loaded = envfactory.load(job.contract, with_state=job.with_state, closed_world=job.closed_world)
+    loaded = load(job.contract, with_state=job.with_state, closed_world=job.closed_world)
     handle = open_target(job.target, loaded, seed=job.seed)
     try:
         return fuzz(loaded, handle, seed=job.seed, **dict(job.options))

@@ -30,6 +30,7 @@ from envfactory.contracts.state import initial_state
 from envfactory.contracts.values import FrozenMap
 from envfactory.fuzz.findings import KINDS, Finding, FindingError, Findings
 from envfactory.fuzz.oracle import Expectation
+from envfactory.fuzz.reach import Prefix
 from envfactory.fuzz.shrink import minimize
 from envfactory.fuzz.targets import PythonTarget, Target
 
@@ -40,6 +41,10 @@ SHRINK_GRACE = 0.5
 MIN_GRACE = 2.0
 SHRINK_CASES = 200
 """Test cases a run goes on for after its first finding (more search, then Hypothesis's shrinking)."""
+REACH_SHARE = 0.25
+"""The share of the budget (or of the examples) searched before the solver plans its prefixes."""
+REACH_TIMEOUT = 10.0
+"""Seconds the solver may spend planning them, at most."""
 DEFAULT_EXAMPLES = 100
 """Test cases of a run given neither ``max_examples`` nor a time budget."""
 UNBOUNDED = 10**9
@@ -139,6 +144,8 @@ class Summary:
     outcomes_total: tuple[str, ...] = ()
     rounds: int = 1
     jobs: int = 1
+    reached: tuple[str, ...] = ()
+    """Operations the search had not got accepted that the solver planned a prefix to."""
 
     @property
     def calls_per_second(self) -> float:
@@ -161,6 +168,7 @@ class Summary:
             "stopped_by": self.stopped_by,
             "rounds": self.rounds,
             "jobs": self.jobs,
+            "solver_reached": list(self.reached),
             "clause_outcomes_covered": len(self.outcomes),
             "clause_outcomes_total": len(self.outcomes_total),
             "clause_outcomes_uncovered": [o for o in self.outcomes_total if o not in self.outcomes],
@@ -212,6 +220,12 @@ class Session:
         self.shrink_cases = SHRINK_CASES
         self.kinds: frozenset[str] | None = None
         self.searching = False
+        self.prefixes: list[Prefix] = []
+        """Call sequences the solver planned to operations the search had not reached."""
+        self.reach_at: tuple[float | None, int | None] | None = None
+        """When the search stops to ask the solver (seconds, test cases); None once it has."""
+        self.round_over = False
+        self.reached: tuple[str, ...] = ()
         self.stateful = any(op.requires for op in closed.operations.values())
         """Whether some call can be refused by a precondition (the steering's premise)."""
         self.known: frozenset[tuple[str, str]] = frozenset()
@@ -223,6 +237,13 @@ class Session:
         return time.monotonic() - self.started
 
     def begin_case(self) -> None:
+        if self.reach_at is not None and self.first_case is None:
+            seconds, cases = self.reach_at
+            if (seconds is not None and self.elapsed() >= seconds) or (
+                cases is not None and self.test_cases >= cases
+            ):
+                self.round_over = self.stopped = True
+                raise StopRun  # a share of the search is spent: time to ask the solver
         if self.first_case is not None and self.test_cases - self.first_case >= self.shrink_cases:
             self.stopped = True
             raise StopRun  # Hypothesis has shrunk enough; shrink.minimize finishes the job
@@ -363,6 +384,12 @@ def fuzz(
         session.kinds = frozenset(kinds)
     rounds = searched = 0
     session.searching = True
+    if session.stateful:
+        session.reach_at = (
+            (time_budget * REACH_SHARE, None)
+            if time_budget is not None and by_budget
+            else (None, int(examples * REACH_SHARE))
+        )
     try:
         while True:
             # a later round gets the examples the earlier ones did not search (the cases that
@@ -382,12 +409,16 @@ def fuzz(
             )
             rounds += 1
             searched += (session.first_case if session.first_case is not None else session.test_cases) - start
+            paused = session.round_over  # stopped to ask the solver, not done
+            if paused:
+                session.round_over = False
+                reach(session, time_budget)
             session.known = frozenset(session.findings.by_key)
             if session.stopped_by_budget or (not multiple and session.findings):
                 break
             if not by_budget:
                 # a round that found nothing new ran its examples out: the search is done
-                if len(session.findings.by_key) == before or searched >= examples:
+                if searched >= examples or (len(session.findings.by_key) == before and not paused):
                     break
                 continue
             assert time_budget is not None
@@ -428,7 +459,22 @@ def fuzz(
         outcomes=tuple(o for o in session.all_outcomes if o in session.outcomes),
         outcomes_total=session.all_outcomes,
         rounds=rounds,
+        reached=session.reached,
     )
+
+
+def reach(session: Session, time_budget: float | None) -> None:
+    """Plan prefixes to the operations no call got accepted yet (``reach.py``), for the rounds
+    that follow; asked once per run."""
+    from envfactory.fuzz.reach import prefixes
+
+    session.reach_at = None
+    missing = [name for name in session.contract.operations if f"{name}: accepted" not in session.outcomes]
+    if not missing:
+        return
+    timeout = REACH_TIMEOUT if time_budget is None else min(REACH_TIMEOUT, time_budget * REACH_SHARE)
+    session.prefixes = prefixes(session.contract, missing, timeout=timeout)
+    session.reached = tuple(p[-1].tool for p in session.prefixes)
 
 
 def _round_seed(seed: int, round_number: int) -> int:

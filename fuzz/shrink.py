@@ -66,6 +66,22 @@ def references(steps: Sequence[Step]) -> dict[tuple[int, str], Ref]:
     return refs
 
 
+def rebind(refs: Mapping[tuple[int, str], Ref], i: int, value: Any, outputs: Mapping[int, Any]) -> Any:
+    """Step ``i``'s input with each id an earlier response gave replaced by the id that response
+    gives this time (``outputs``: this run's responses by step; a step not run keeps the old id)."""
+    if not isinstance(value, Mapping):
+        return value
+    value = dict(value)
+    for field in value:
+        ref = refs.get((i, str(field)))
+        if ref is None or ref[0] not in outputs:
+            continue
+        fresh = dict(_ids(outputs[ref[0]])).get(ref[1])
+        if fresh is not None:
+            value[field] = fresh
+    return value
+
+
 def replay(
     session: Session, steps: Sequence[Step], key: tuple[str, str], skip: int | None = None
 ) -> Finding | None:
@@ -79,16 +95,7 @@ def replay(
     for i, step in enumerate(steps):
         if i == skip:
             continue
-        value = step.input
-        if isinstance(value, Mapping):
-            value = dict(value)
-            for field in value:
-                ref = refs.get((i, str(field)))
-                if ref is None or ref[0] == skip or ref[0] not in outputs:
-                    continue
-                fresh = dict(_ids(outputs[ref[0]])).get(ref[1], None)
-                if fresh is not None:
-                    value[field] = fresh
+        value = rebind(refs, i, step.input, outputs)
         op = session.contract.operations[step.tool]
         try:
             case.send(op, value)

@@ -15,6 +15,7 @@ import pytest
 
 import envfactory
 from envfactory.contracts.evaluator import Env
+from envfactory.fuzz import runner
 from envfactory.fuzz.findings import Finding
 from envfactory.fuzz.parallel import Job, fuzz_jobs, run_job, seeds
 from envfactory.fuzz.runner import fuzz
@@ -35,7 +36,7 @@ def _run(contract_name: str, factory: str, seed: int, max_examples: int = 200) -
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_the_third_book_is_found_in_every_seed_and_shrunk_to_seven_calls(seed: int) -> None:
     """The issue's library bug: join, three books, three borrows by one member (limit 2)."""
-    (finding,) = _run("library", "ThirdBook", seed)
+    (finding,) = _run("library", "ThirdBook", seed, max_examples=400)
     assert (finding.kind, finding.operation) == ("forbidden_accepted", "borrow")
     tools = [s.tool for s in finding.steps]
     assert sorted(tools) == sorted(["join", "addBook", "addBook", "addBook", "borrow", "borrow", "borrow"])
@@ -107,3 +108,16 @@ def test_jobs_fuzz_several_seeds_and_merge_their_findings() -> None:
     (finding,) = merged.findings  # the same bug from both seeds, once
     assert finding.key == ("borrow", "forbidden_accepted")
     assert len(finding.steps) == min(len(r.findings[0].steps) for r in alone) == 7
+
+
+def test_the_solver_reaches_what_random_search_does_not(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The vault's lock forgets to reset a dial that takes twelve clicks (with a reset among the
+    operations): the bug needs 15 calls. After a share of the examples the solver plans a prefix
+    to the operations never accepted, and the search goes on from there; without that step the
+    same seed finds nothing in ten times the examples."""
+    findings = _run("vault", "StickyDial", seed=0, max_examples=200)
+    unlock = next(f for f in findings if f.key == ("unlock", "forbidden_accepted"))
+    assert [s.tool for s in unlock.steps] == ["click"] * 12 + ["unlock", "lock", "unlock"]
+    assert _run("vault", "Vault", seed=0, max_examples=200) == ()
+    monkeypatch.setattr(runner, "REACH_SHARE", 2.0)  # never stop to ask the solver
+    assert _run("vault", "StickyDial", seed=0, max_examples=2000) == ()
