@@ -412,7 +412,7 @@ def deep_handwritten(spec: str, budget: float, seed: int) -> float | None:
     side, bundles so that calls name members and books that exist, every response checked."""
     import hypothesis
     from hypothesis import strategies as st
-    from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, rule
+    from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, rule, run_state_machine_as_test
 
     from envfactory.fuzz.targets import load_factory
 
@@ -500,7 +500,7 @@ def deep_handwritten(spec: str, budget: float, seed: int) -> float | None:
     )
     Library._hypothesis_internal_use_seed = seed  # type: ignore[attr-defined]
     try:
-        Library.run(settings=config)
+        run_state_machine_as_test(Library, settings=config)
     except BaseException:
         return None if spent else time.monotonic() - start
     return None
@@ -519,6 +519,8 @@ def deep(budget: float, seed_count: int) -> None:
         for seed in range(seed_count):
             time_, _ = deep_envfactory(contract, f"python:{module}:{CORRECT[name]}", budget, seed)
             false_alarms += time_ is not None
+            if name == "library":  # the baseline must not fail on the correct library either
+                assert deep_handwritten(f"python:{module}:{CORRECT[name]}", budget, seed) is None
         for bug, minimal in bugs:
             spec = f"python:{module}:{bug}"
             ours = [deep_envfactory(contract, spec, budget, seed) for seed in range(seed_count)]

@@ -35,6 +35,21 @@ KINDS: dict[str, str] = {
 """Every finding kind, with the sentence a summary shows for it."""
 
 
+Key = tuple[str, str, str]
+"""What makes findings distinct: (operation, kind, cause)."""
+
+CAUSE = re.compile(r"(?P<type>[A-Za-z_][\w.]*): .*\(at (?P<where>[^()]*) in [^()]*\)$", re.S)
+
+
+def crash_cause(error: str | None, status: int | None) -> str:
+    """A crash's cause from the target's answer: the exception type and raising line that
+    ``targets.describe_exception`` wrote, else the status (a 5xx, no answer)."""
+    match = CAUSE.match((error or "").removeprefix("crash: "))
+    if match is not None:
+        return f"{match['type']} at {match['where']}"
+    return f"status {status}"
+
+
 @attrs.frozen(slots=True)
 class Finding:
     """One distinct way the target broke the contract, with the call sequence that shows it."""
@@ -47,10 +62,14 @@ class Finding:
     status: int | None = None
     clause: str | None = None
     location: str | None = None
+    cause: str = ""
+    """For a crash, the exception's type and where it was raised (``OverflowError at
+    math_api.py:88``), so that one reported ``ValueError`` does not hide another crash in the same
+    operation; empty for the other kinds."""
 
     @property
-    def key(self) -> tuple[str, str]:
-        return (self.operation, self.kind)
+    def key(self) -> Key:
+        return (self.operation, self.kind, self.cause)
 
     @property
     def size(self) -> tuple[int, int]:
@@ -67,6 +86,7 @@ class Finding:
             "status": self.status,
             "clause": self.clause,
             "location": self.location,
+            "cause": self.cause or None,
             "steps": len(self.steps),
         }
 
@@ -83,6 +103,8 @@ class Finding:
             meta["clause"] = self.clause
         if self.location is not None:
             meta["location"] = self.location
+        if self.cause:
+            meta["cause"] = self.cause
         if command is not None:
             meta["reproduce"] = command
         return Trajectory(id=id, steps=self.steps, contract=contract, seed=seed, meta=meta)
@@ -96,11 +118,12 @@ class FindingError(AssertionError):
         self.finding = finding
 
 
-_ERROR_TYPES: dict[tuple[str, str], type[FindingError]] = {}
+_ERROR_TYPES: dict[Key, type[FindingError]] = {}
 
 
 def error_for(finding: Finding) -> FindingError:
-    """A ``FindingError`` of a class of its own per ``(operation, kind)``."""
+    """A ``FindingError`` of a class of its own per finding key (Hypothesis tells distinct bugs
+    apart by the exception's type and where it was raised, so each key is shrunk on its own)."""
     cls = _ERROR_TYPES.get(finding.key)
     if cls is None:
         slug = re.sub(r"\W", "_", f"{finding.operation}_{finding.kind}")
@@ -113,9 +136,9 @@ class Findings:
     """The distinct findings of a run, each the smallest sequence seen for its key."""
 
     def __init__(self) -> None:
-        self.by_key: dict[tuple[str, str], Finding] = {}
-        self.order: list[tuple[str, str]] = []
-        self.first_seen: dict[tuple[str, str], float] = {}
+        self.by_key: dict[Key, Finding] = {}
+        self.order: list[Key] = []
+        self.first_seen: dict[Key, float] = {}
 
     def add(self, finding: Finding, elapsed: float = 0.0) -> None:
         old = self.by_key.get(finding.key)

@@ -31,8 +31,7 @@ from envfactory.contracts.model import Operation
 from envfactory.contracts.values import FrozenMap
 from envfactory.fuzz import inputs, oracle
 from envfactory.fuzz.draws import Source
-from envfactory.fuzz.findings import Finding, error_for
-from envfactory.fuzz.shrink import rebind, references
+from envfactory.fuzz.findings import Finding, crash_cause, error_for
 from envfactory.fuzz.steering import Steer
 from envfactory.trajectory import Step
 
@@ -49,6 +48,10 @@ PROBES = 3
 """Adversarial probes at most per test case."""
 PROBE_ODDS = 6
 """One step in this many (after the prefix) is a probe."""
+ENABLED_ODDS = 7
+"""An operation the state may enable is chosen this many times as often as any operation."""
+FLOW_ODDS = 3
+"""A call takes one field's value from an earlier call one time in this many."""
 POOL = 64
 """Scalars from earlier inputs and outputs a case keeps for values that flow."""
 STEP_LABEL = 0x5EED_F022
@@ -57,20 +60,35 @@ STEP_LABEL = 0x5EED_F022
 class OpPlan:
     """What a step needs about its operation, computed once per run."""
 
-    __slots__ = ("gen", "name", "op", "scalars", "steer")
+    __slots__ = ("gen", "key_gens", "name", "op", "scalars", "steer")
 
     def __init__(self, op: Operation, session: Session) -> None:
         self.op = op
         self.name = op.name
-        self.gen = inputs.compile_schema(op.input_schema)
         self.steer = Steer.of(op, session.contract)
         keyed = {k.field for k in self.steer.keys}
-        props, _, _ = inputs.object_properties(op.input_schema)
+        props, required, additional = inputs.object_properties(op.input_schema)
         self.scalars = tuple(
             (name, kind)
             for name, schema in sorted(props.items())
             if name not in keyed and (kind := _scalar_kind(schema)) is not None
         )
+        # key fields are drawn by ``Case._keys`` (most of the time a live key, which costs no
+        # draw from the schema); the rest of the input comes from the schema without them
+        defs = {k: v for k, v in op.input_schema.items() if k in ("$defs", "definitions")}
+        if keyed and isinstance(op.input_schema, dict) and props:
+            rest = {
+                "type": "object",
+                "properties": {k: v for k, v in props.items() if k not in keyed},
+                "required": [r for r in required if r not in keyed],
+                **({"additionalProperties": additional} if additional is not True else {}),
+                **defs,
+            }
+            self.gen = inputs.compile_schema(rest)
+            self.key_gens = {k: inputs.compile_schema({**dict(props.get(k) or {}), **defs}) for k in keyed}
+        else:
+            self.gen = inputs.compile_schema(op.input_schema)
+            self.key_gens = {}
 
 
 def _scalar_kind(schema: Any) -> type | None:
@@ -114,12 +132,17 @@ class Case:
             if session.prefixes:
                 chosen = src.index(len(session.prefixes) + 1)  # shrinks to 0: no prefix
                 if chosen:
-                    self.follow(session.prefixes[chosen - 1])
+                    self.follow(plans, session.prefixes[chosen - 1], src)
         enabled = [p for p in plans if p.steer.possible(self.state)]
-        # mostly an operation the state may enable; now and then any (shrinks to "enabled")
-        pool = enabled if enabled and src.index(8) != 7 else plans
-        plan = pool[src.index(len(pool))]
-        if session.mode == "adversarial" and pool is not enabled and plan not in enabled:
+        # seven times in eight an operation the state may enable, else any: one draw, which
+        # shrinks to the first enabled operation
+        choice = src.index(ENABLED_ODDS * len(enabled) + len(plans))
+        plan = (
+            enabled[choice // ENABLED_ODDS]
+            if choice < ENABLED_ODDS * len(enabled)
+            else (plans[choice - ENABLED_ODDS * len(enabled)])
+        )
+        if session.mode == "adversarial" and plan not in enabled:
             self.probe(plan, src)  # a call the state cannot enable: probe it (use after delete)
             return
         if session.mode == "adversarial" and (
@@ -134,7 +157,11 @@ class Case:
             )
         ):
             self.probes += 1
-            self.probe(plans[src.index(len(plans))], src)  # any operation, enabled or not
+            # any operation, enabled or not; half the time, where a key is gone, one that reads
+            # a key of that collection (use after delete is the classic bug of stateful APIs)
+            stale = [p for p in plans if any(not k.fresh and self._gone(k.collection) for k in p.steer.keys)]
+            pool = stale if stale and src.boolean() else plans
+            self.probe(pool[src.index(len(pool))], src)
         else:
             self.valid(plan, src)
 
@@ -193,25 +220,39 @@ class Case:
         taken: dict[str, list[Any]] = {}
         for key in plan.steer.keys:
             field, collection = key.field, key.collection
-            how = src.index(8)
             chosen = taken.setdefault(collection, [])
             live = list(state.get(collection) or ())
+            drawn = plan.key_gens.get(field)
             if key.fresh != breaking:  # a key the collection does not hold
-                gone = [k for k in self.known.get(collection, ()) if k not in live] if breaking else []
-                if breaking and gone and how < 6:  # a key that is gone: use after delete
-                    value[field] = gone[-1 - src.index(len(gone))]
-                elif how < 6:
-                    value[field] = self._fresh(collection, value.get(field))
+                gone = self._gone(collection) if breaking else []
+                how = src.index(8)
+                if gone and how < 6:  # a key that is gone: use after delete
+                    value[field] = gone[-1 - how % len(gone)]
+                else:
+                    if drawn is not None:
+                        value[field] = drawn(src)
+                    if how < 6:
+                        value[field] = self._fresh(collection, value.get(field))
                 chosen.append(value.get(field))
                 continue
-            if how < 6 and live:
-                free = [k for k in live if k not in chosen] or live
-                value[field] = free[-1 - src.index(len(free))]
-            elif how == 6:
-                gone = [k for k in self.known.get(collection, ()) if k not in live]
-                if gone:
-                    value[field] = gone[-1 - src.index(len(gone))]
+            free = [k for k in live if k not in chosen] or live
+            # one draw: six chances in eight a live key (counted from the newest), else a key
+            # that is gone, else the drawn value
+            how = src.index(6 * len(free) + 2)
+            if how < 6 * len(free):
+                value[field] = free[-1 - how // 6]
+            elif how == 6 * len(free) and (
+                gone := [k for k in self.known.get(collection, ()) if k not in live]
+            ):
+                value[field] = gone[-1]
+            elif drawn is not None:
+                value[field] = drawn(src)
             chosen.append(value.get(field))
+
+    def _gone(self, collection: str) -> list[Any]:
+        """Keys the collection held earlier in the case and holds no longer."""
+        live = self.state.get(collection) or ()
+        return [k for k in self.known.get(collection, ()) if k not in live]
 
     def _fresh(self, collection: str, drawn: Any) -> Any:
         """``drawn`` if the collection never held it in this case, else a key made unlike any."""
@@ -231,24 +272,27 @@ class Case:
     def _flow(self, plan: OpPlan, value: dict[str, Any], src: Source) -> None:
         """Now and then a field takes a name or id seen earlier in the case (an input or an
         output), so that tools whose contract says nothing about keys still connect."""
-        for field, kind in plan.scalars:
-            if field in value and src.index(6) == 0:
-                same = [v for v in self.pool if type(v) is kind]
-                if same:
-                    value[field] = same[-1 - src.index(len(same))]
+        scalars = plan.scalars
+        which = src.index(FLOW_ODDS * len(scalars))  # one draw: which field, if any
+        if which < len(scalars):
+            field, kind = scalars[which]
+            same = [v for v in self.pool if type(v) is kind]
+            if field in value and same:
+                value[field] = same[-1 - src.index(len(same))]
 
     def _thresholds(self, plan: OpPlan, value: dict[str, Any], src: Source) -> None:
         """Now and then a field compared with a state value takes that value or its neighbour."""
         env = Env(self.state, value)
         for threshold in plan.steer.thresholds:
-            if threshold.field not in value or src.index(3) != 0:
+            how = src.index(9)  # one draw: a third of the time, the bound, one below or above
+            if threshold.field not in value or how >= 3:
                 continue
             try:
                 bound = threshold.bound(env)
             except (EvaluationError, TypeError, KeyError):
                 continue
             if isinstance(bound, int) and not isinstance(bound, bool):
-                value[threshold.field] = bound + src.pick((0, -1, 1))
+                value[threshold.field] = bound + (0, -1, 1)[how]
             elif isinstance(bound, str | float):
                 value[threshold.field] = bound
 
@@ -262,13 +306,12 @@ class Case:
         if len(pool) > POOL:
             del pool[: len(pool) - POOL]
 
-    def follow(self, prefix: Sequence[Step]) -> None:
-        """Send a planned call sequence, ids its responses return passed on as the plan did."""
-        refs = references(prefix)
-        outputs: dict[int, Any] = {}
-        for i, planned in enumerate(prefix):
-            self.send(self.session.contract.operations[planned.tool], rebind(refs, i, planned.input, outputs))
-            outputs[i] = self.steps[-1].output
+    def follow(self, plans: list[OpPlan], prefix: Sequence[str], src: Source) -> None:
+        """Call the operations of a planned prefix in order, each input drawn as a valid-intent
+        step draws it (so keys, ids and thresholds follow the target's own state)."""
+        by_name = {plan.name: plan for plan in plans}
+        for name in prefix:
+            self.valid(by_name[name], src)
 
     # -- sending it ----------------------------------------------------------------------------
 
@@ -314,6 +357,7 @@ class Case:
             status=response.status,
             clause=failure.clause_text if failure is not None else None,
             location=str(failure.location) if failure is not None and failure.location is not None else None,
+            cause=crash_cause(response.error, response.status) if verdict.kind == "crash" else "",
         )
         if not self.replaying:  # a replay reports to the shrinker alone
             session.found(finding)

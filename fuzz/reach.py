@@ -21,14 +21,15 @@ import z3
 
 from envfactory.contracts.errors import SolverError
 from envfactory.contracts.model import Contract
-from envfactory.trajectory import Step
+from envfactory.solver.bmc import Unrolling
 
-MAX_DEPTH = 16
+MAX_DEPTH = 24
 """Longest prefix planned (its last call included)."""
 
-Prefix = tuple[Step, ...]
-"""Planned calls with the responses the plan assumed (so that later calls can name the ids the
-target's own responses return instead: ``shrink.references``)."""
+Prefix = tuple[str, ...]
+"""The operations of a planned call sequence. Only the operations: the inputs are drawn again by
+the steered fuzzer (``machine.Case.follow``), because a solver's model may name other values each
+time it is asked (same seed, same run), and ids the target assigns differ from the plan's anyway."""
 
 
 def prefix_to(
@@ -36,7 +37,6 @@ def prefix_to(
 ) -> Prefix | None:
     """The shortest valid call sequence from the initial state whose last call is ``operation``
     accepted; None when there is none up to ``max_depth`` or the solver cannot say in time."""
-    from envfactory.solver.bmc import Unrolling
     from envfactory.solver.states import slots_needed
 
     try:
@@ -51,13 +51,26 @@ def prefix_to(
             wanted = unrolling.selectors[-1] == index
             result = unrolling.check(wanted)
             if result == z3.sat:
-                calls = unrolling.calls(wanted, polish=0)  # no time-limited pass: same plan every time
-                return tuple(Step(name, value, output, None, has) for name, value, output, has in calls)
+                return _least(unrolling, wanted)
             if result == z3.unknown:
                 return None
     except (SolverError, z3.Z3Exception):
         return None
     return None
+
+
+def _least(unrolling: Unrolling, wanted: z3.BoolRef) -> Prefix | None:
+    """Of the shortest plans, the one whose operations come first in the contract's order, step
+    by step: the same plan however the solver's model happens to come out."""
+    fixed: list[z3.BoolRef] = []
+    for selector in unrolling.selectors:
+        for index in range(len(unrolling.ops)):
+            if unrolling.check(wanted, *fixed, selector == index) == z3.sat:
+                fixed.append(selector == index)
+                break
+        else:
+            return None  # the solver gave up half-way
+    return tuple(unrolling.ops[int(str(f.arg(1)))] for f in fixed)
 
 
 def prefixes(contract: Contract, operations: Iterable[str], *, timeout: float) -> list[Prefix]:

@@ -28,7 +28,7 @@ from envfactory.contracts.model import Contract, Operation
 from envfactory.contracts.semantics import Machine, require_valid_start
 from envfactory.contracts.state import initial_state
 from envfactory.contracts.values import FrozenMap
-from envfactory.fuzz.findings import KINDS, Finding, FindingError, Findings
+from envfactory.fuzz.findings import KINDS, Finding, FindingError, Findings, Key
 from envfactory.fuzz.oracle import Expectation
 from envfactory.fuzz.reach import Prefix
 from envfactory.fuzz.shrink import minimize
@@ -228,7 +228,7 @@ class Session:
         self.reached: tuple[str, ...] = ()
         self.stateful = any(op.requires for op in closed.operations.values())
         """Whether some call can be refused by a precondition (the steering's premise)."""
-        self.known: frozenset[tuple[str, str]] = frozenset()
+        self.known: frozenset[Key] = frozenset()
         """Findings earlier rounds of the run reported: seen again, they end the case quietly."""
         self.outcomes: set[str] = set()
         self.all_outcomes = clause_outcomes(closed)
@@ -474,7 +474,7 @@ def reach(session: Session, time_budget: float | None) -> None:
         return
     timeout = REACH_TIMEOUT if time_budget is None else min(REACH_TIMEOUT, time_budget * REACH_SHARE)
     session.prefixes = prefixes(session.contract, missing, timeout=timeout)
-    session.reached = tuple(p[-1].tool for p in session.prefixes)
+    session.reached = tuple(p[-1] for p in session.prefixes)
 
 
 def _round_seed(seed: int, round_number: int) -> int:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from envfactory.fuzz.findings import Finding, FindingError
+from envfactory.fuzz.findings import Finding, FindingError, Key
 from envfactory.fuzz.inputs import integer_bounds, object_properties
 from envfactory.trajectory import Step
 
@@ -82,9 +82,7 @@ def rebind(refs: Mapping[tuple[int, str], Ref], i: int, value: Any, outputs: Map
     return value
 
 
-def replay(
-    session: Session, steps: Sequence[Step], key: tuple[str, str], skip: int | None = None
-) -> Finding | None:
+def replay(session: Session, steps: Sequence[Step], key: Key, skip: int | None = None) -> Finding | None:
     """Run ``steps`` (without step ``skip``) against a fresh target, ids that earlier responses
     returned taken from this replay's responses; the finding with ``key`` if it shows up."""
     from envfactory.fuzz.machine import Case
@@ -107,16 +105,16 @@ def replay(
 
 def minimize(session: Session, finding: Finding) -> Finding:
     """The shortest sequence that shows ``finding``: one-step deletions to a fixed point, and
-    between them renamings (one value the calls send, say a third account, replaced everywhere by
-    another the trace already uses), after which the steps that made the old value go too."""
+    between them two moves that let more steps go: values renamed, one call at a time, to a value
+    the trace used earlier in the same field (the uses of a third API key moved onto the first
+    two, after which its creation goes), and integers moved to their schema's bounds (one restock
+    of the most a call allows instead of two)."""
     best = _deletions(session, finding)
     for _ in range(MAX_ROUNDS):
-        renamed = _renaming(session, best)
-        if renamed is None:
-            renamed = _deletions(session, _extremes(session, best))
-            if len(renamed.steps) >= len(best.steps):
-                break
-        best = _deletions(session, renamed)
+        moved = _deletions(session, _extremes(session, _normalize(session, best)))
+        if len(moved.steps) >= len(best.steps):
+            break
+        best = moved
     return best
 
 
@@ -165,31 +163,34 @@ def _deletions(session: Session, finding: Finding) -> Finding:
     return best
 
 
-def _renaming(session: Session, finding: Finding) -> Finding | None:
-    """A sequence as long as ``finding`` or shorter, in which one value is renamed to another it
-    uses in the same field, and from which some step can then be deleted; None if there is none."""
-    steps = finding.steps
-    sent: dict[str, list[Any]] = {}
+def _normalize(session: Session, finding: Finding) -> Finding:
+    """``finding`` with each call's values moved, where the finding still shows, to the first
+    value the trace used in the same field: fewer distinct keys, no more steps."""
+    best = finding
+    for i in range(len(best.steps)):
+        step = best.steps[i]
+        if not isinstance(step.input, Mapping):
+            continue
+        for field, value in step.input.items():
+            if not _is_id(value):
+                continue
+            earlier = _first_values(best.steps, str(field))
+            for other in earlier[: earlier.index(value)] if value in earlier else ():
+                trial = list(best.steps)
+                trial[i] = attrs.evolve(step, input={**step.input, field: other})
+                found = replay(session, trial, best.key)
+                if found is not None and len(found.steps) <= len(best.steps):
+                    best = found
+                    break
+    return best
+
+
+def _first_values(steps: Sequence[Step], field: str) -> list[Any]:
+    """The values sent in ``field``, in the order the trace first used them."""
+    out: list[Any] = []
     for step in steps:
         if isinstance(step.input, Mapping):
-            for field, value in step.input.items():
-                if _is_id(value) and value not in sent.setdefault(str(field), []):
-                    sent[str(field)].append(value)
-    for values in sent.values():
-        for old in values[1:]:
-            for new in values[: values.index(old)]:
-                renamed = tuple(_rename(step, old, new) for step in steps)
-                found = replay(session, renamed, finding.key)
-                if found is None:
-                    continue
-                shorter = _deletions(session, found)
-                if len(shorter.steps) < len(steps):
-                    return shorter
-    return None
-
-
-def _rename(step: Step, old: Any, new: Any) -> Step:
-    if not isinstance(step.input, Mapping) or old not in step.input.values():
-        return step
-    value = {k: (new if v == old and type(v) is type(old) else v) for k, v in step.input.items()}
-    return attrs.evolve(step, input=value)
+            value = step.input.get(field)
+            if _is_id(value) and value not in out:
+                out.append(value)
+    return out

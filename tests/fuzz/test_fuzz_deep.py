@@ -106,18 +106,45 @@ def test_jobs_fuzz_several_seeds_and_merge_their_findings() -> None:
     alone = [run_job(Job(path, None, False, target, s, options)) for s in seeds(0, 2)]
     assert merged.jobs == 2 and merged.calls == sum(r.calls for r in alone)
     (finding,) = merged.findings  # the same bug from both seeds, once
-    assert finding.key == ("borrow", "forbidden_accepted")
+    assert (finding.operation, finding.kind) == ("borrow", "forbidden_accepted")
     assert len(finding.steps) == min(len(r.findings[0].steps) for r in alone) == 7
 
 
 def test_the_solver_reaches_what_random_search_does_not(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The vault's lock forgets to reset a dial that takes twelve clicks (with a reset among the
-    operations): the bug needs 15 calls. After a share of the examples the solver plans a prefix
+    """The vault's lock forgets to reset a dial that takes sixteen clicks (with a reset among the
+    operations): the bug needs 19 calls. After a share of the examples the solver plans a prefix
     to the operations never accepted, and the search goes on from there; without that step the
     same seed finds nothing in ten times the examples."""
     findings = _run("vault", "StickyDial", seed=0, max_examples=200)
-    unlock = next(f for f in findings if f.key == ("unlock", "forbidden_accepted"))
-    assert [s.tool for s in unlock.steps] == ["click"] * 12 + ["unlock", "lock", "unlock"]
+    unlock = next(f for f in findings if (f.operation, f.kind) == ("unlock", "forbidden_accepted"))
+    assert [s.tool for s in unlock.steps] == ["click"] * 16 + ["unlock", "lock", "unlock"]
     assert _run("vault", "Vault", seed=0, max_examples=200) == ()
     monkeypatch.setattr(runner, "REACH_SHARE", 2.0)  # never stop to ask the solver
     assert _run("vault", "StickyDial", seed=0, max_examples=2000) == ()
+
+
+def test_two_crashes_in_one_operation_are_two_findings(tmp_path: Path) -> None:
+    """Distinct by exception type and raising line: a ValueError does not hide an OverflowError
+    in the same method, and the run goes on after the first to find the second."""
+    (tmp_path / "calc.yaml").write_text(
+        'envfactory: "1"\ninfo: {title: Calc, version: "1"}\nstate: {}\noperations:\n'
+        "  root:\n    input: {type: object, properties: {x: {type: integer}}, required: [x], additionalProperties: false}\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "calc_impl.py").write_text(
+        "class Calc:\n"
+        "    def root(self, x):\n"
+        "        if type(x) is not int: return {'error': 'x is not an integer', 'status': 422}\n"
+        "        if x < 0:\n"
+        "            raise ValueError('negative')\n"
+        "        if x > 10**6:\n"
+        "            raise OverflowError('too large')\n"
+        "        return {'r': x}\n",
+        encoding="utf-8",
+    )
+    contract = envfactory.load(tmp_path / "calc.yaml")
+    target = open_target(f"python:{tmp_path / 'calc_impl.py'}:Calc", contract)
+    summary = fuzz(contract, target, seed=0, max_examples=200)
+    causes = sorted(f.cause.split(" at ")[0] for f in summary.findings if f.kind == "crash")
+    assert causes == ["OverflowError", "ValueError"]
+    assert all(f.cause.endswith(("calc_impl.py:5", "calc_impl.py:7")) for f in summary.findings)

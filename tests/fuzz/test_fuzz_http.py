@@ -58,7 +58,7 @@ def test_buggy_http_server_listing_that_hides_items():
             )
         finally:
             target.close()
-    found = {f.key: f for f in summary.findings}
+    found = {(f.operation, f.kind): f for f in summary.findings}
     finding = found[("list_open", "postcondition")]
     assert [s.tool for s in finding.steps] == ["create_ticket", "assign", "start", "list_open"]
 
@@ -80,7 +80,7 @@ def test_buggy_http_server_use_after_delete():
             )
         finally:
             target.close()
-    kinds = {f.key for f in summary.findings}
+    kinds = {(f.operation, f.kind) for f in summary.findings}
     assert kinds & {("getPet", "forbidden_accepted"), ("getPet", "postcondition")}
     shortest = min(summary.findings, key=lambda f: len(f.steps))
     assert [s.tool for s in shortest.steps][-2:] in (["deletePet", "getPet"], ["addPet", "getPet"])

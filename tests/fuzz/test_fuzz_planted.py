@@ -73,8 +73,8 @@ PLANTED = [
 )
 def test_planted_bug_is_found_and_shrunk(example, factory, mode, operation, kind, tools):
     summary = _run(example, factory, mode)
-    found = {f.key: f for f in summary.findings}
-    assert (operation, kind) in found, [f.key for f in summary.findings]
+    found = {(f.operation, f.kind): f for f in summary.findings}
+    assert (operation, kind) in found, [(f.operation, f.kind) for f in summary.findings]
     finding = found[(operation, kind)]
     assert [s.tool for s in finding.steps] == tools
     assert finding.steps[-1].tool == operation

@@ -1,5 +1,5 @@
-"""The vault (``vault.yaml``), correct, and one whose lock forgets to reset the dial: 14 calls deep
-(twelve clicks, unlock, lock), past the reach of random search, within the solver's."""
+"""The vault (``vault.yaml``), correct, and one whose lock forgets to reset the dial: 19 calls deep
+(sixteen clicks, unlock, lock), past the reach of random search, within the solver's."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ class Vault:
         self.notes: dict[str, dict[str, Any]] = {}
 
     def click(self) -> None:
-        need(self.clicks < 12, 409)
+        need(self.clicks < 16, 409)
         self.clicks += 1
 
     def reset(self) -> None:
@@ -29,7 +29,7 @@ class Vault:
         return {"clicks": self.clicks}
 
     def unlock(self) -> None:
-        need(self.clicks == 12, 403)
+        need(self.clicks == 16, 403)
         self.open = True
 
     def lock(self) -> None:
@@ -42,7 +42,7 @@ class Vault:
 
 
 class StickyDial(Vault):
-    """The dial stays at 12 after a lock: the next unlock is accepted without a single click."""
+    """The dial stays at 16 after a lock: the next unlock is accepted without a single click."""
 
     def _dial(self) -> None:
         pass
