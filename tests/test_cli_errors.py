@@ -91,3 +91,33 @@ def test_a_bug_is_one_line_and_exit_70_never_a_finding(
     ]
     with pytest.raises(RuntimeError, match="boom"):
         main(["--debug", "check", str(EXAMPLE)])
+
+
+def test_every_control_and_format_character_is_escaped() -> None:
+    """Bidirectional overrides (U+202E), zero-width and other invisible format characters, line
+    separators and control characters never reach the terminal raw; printable text is untouched."""
+    import unicodedata
+
+    from envfactory.cli._common import safe_text
+
+    hidden = {"Cc", "Cf", "Zl", "Zp", "Cs"}
+    for code in range(sys.maxunicode + 1):
+        char = chr(code)
+        shown = safe_text(f"a{char}b")
+        if char != "\t" and unicodedata.category(char) in hidden:
+            assert char not in shown and shown.startswith("a\\") and shown.endswith("b"), hex(code)
+        else:
+            assert shown == f"a{char}b", hex(code)
+
+
+def test_text_reports_escape_bidirectional_overrides(tmp_path: Path) -> None:
+    log = tmp_path / "bidi.jsonl"
+    log.write_text(
+        '{"id": "t\\u202eevil", "steps": [{"tool": "open\\u202e", "input": {"account": "A\\u200bB"}}]}\n'
+        '{"id": "t2", "steps": [{"tool": "open", "input": {"account": "AB\\u202e01", "owner": "x"}}]}\n',
+        encoding="utf-8",
+    )
+    result = run("verify", "examples/bank/bank.yaml", str(log))
+    assert result.returncode == 1
+    assert "\u202e" not in result.stdout + result.stderr and "\u200b" not in result.stdout + result.stderr
+    assert "t\\u202eevil" in result.stdout and "open\\u202e" in result.stdout

@@ -6,6 +6,7 @@ import contextlib
 import os
 import sys
 import tempfile
+import unicodedata
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any, TypeVar
@@ -23,15 +24,25 @@ EXIT_INTERNAL = 70
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-_CONTROL = {i: f"\\x{i:02x}" for i in range(32) if i not in (9,)}
-_CONTROL[127] = "\\x7f"
-for _c in range(0x80, 0xA0):
-    _CONTROL[_c] = f"\\x{_c:02x}"
+_HIDDEN = frozenset(("Cc", "Cf", "Zl", "Zp", "Cs"))
+"""Unicode categories a terminal must not get raw: control characters, format characters (the
+bidirectional overrides such as U+202E, zero-width spaces and joiners, U+FEFF), line and
+paragraph separators, lone surrogates."""
 
 
 def safe_text(text: str) -> str:
-    """Escape control characters so that hostile names cannot drive the terminal."""
-    return text.translate(_CONTROL)
+    """Escape control, bidirectional and invisible format characters (``\\x1b``, ``\\u202e``), so
+    that hostile names can neither drive the terminal nor reorder or hide what it shows."""
+    if text.isprintable():  # the common case: nothing to escape (tabs make it False)
+        return text
+    return "".join(_escaped(c) if c != "\t" and unicodedata.category(c) in _HIDDEN else c for c in text)
+
+
+def _escaped(char: str) -> str:
+    code = ord(char)
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def report_error(message: str, prefix: str = "envfactory: error: ") -> None:
