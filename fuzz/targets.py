@@ -37,7 +37,7 @@ import traceback
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import orjson
 
@@ -48,6 +48,8 @@ from envfactory.statemachine.simulator import Response, Simulator
 RESET_PATH = "/_envfactory/reset"
 """Where an HTTP target is asked to go back to its initial state before each test case."""
 CRASH_PREFIX = "crash: "
+REACH_TIMEOUT = 10.0
+"""Seconds to wait for an HTTP target to accept a connection before a run starts."""
 NO_ANSWER = 0
 
 
@@ -81,6 +83,20 @@ def open_target(spec: str, contract: Contract, *, seed: int = 0, timeout: float 
     raise UsageError(
         f"unknown target {spec!r}: expected sim, http://HOST:PORT[/base] or python:MODULE:FACTORY"
     )
+
+
+def ensure_reachable(target: Target) -> None:
+    """Raise ``UsageError`` when an HTTP target does not accept connections at all: one clear
+    line before a run, instead of one "crash" or difference per call."""
+    if not isinstance(target, HttpTarget):
+        return
+    parts = urlsplit(target.base)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        with socket.create_connection((parts.hostname or "localhost", port), timeout=REACH_TIMEOUT):
+            pass
+    except OSError as err:
+        raise UsageError(f"the target {target.spec} cannot be reached: {err.strerror or err}") from None
 
 
 # ----------------------------------------------------------------------------------------- sim

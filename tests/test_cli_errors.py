@@ -121,3 +121,33 @@ def test_text_reports_escape_bidirectional_overrides(tmp_path: Path) -> None:
     assert result.returncode == 1
     assert "\u202e" not in result.stdout + result.stderr and "\u200b" not in result.stdout + result.stderr
     assert "t\\u202eevil" in result.stdout and "open\\u202e" in result.stdout
+
+
+def _closed_port() -> int:
+    """A loopback port nothing listens on (bound, then released)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.mark.parametrize("command", ["fuzz", "replay"])
+def test_a_target_nothing_listens_on_is_one_line_and_exit_2(command: str) -> None:
+    url = f"http://127.0.0.1:{_closed_port()}"
+    if command == "fuzz":
+        result = run("fuzz", "examples/bank/bank.yaml", "--target", url, "--max-examples", "5")
+    else:
+        result = run("replay", "examples/bank/bank.yaml", "examples/bank/trajectories.jsonl", "--target", url)
+    assert result.returncode == 2, result.stdout
+    assert result.stderr.strip().splitlines() == [
+        f"envfactory: error: the target {url} cannot be reached: Connection refused"
+    ]
+    assert "crash" not in result.stdout and "differ" not in result.stdout
+
+
+def test_replaying_another_contracts_trajectories_says_so() -> None:
+    result = run("replay", "examples/bank/bank.yaml", "examples/tickets/trajectories.jsonl")
+    assert result.returncode == 2
+    assert "calls tools examples/bank/bank.yaml does not have (assign, create_ticket" in result.stderr
+    assert "with differences" not in result.stdout

@@ -130,6 +130,13 @@ def command(
                 "--faults applies to agent: targets (faults are injected between an agent and its environment)"
             )
         from envfactory.fuzz.parallel import Job, fuzz_jobs, seeds
+        from envfactory.fuzz.targets import ensure_reachable, open_target
+
+        probe = open_target(target, loaded, seed=seed)  # a target spec that does not fit: exit 2 here
+        try:
+            ensure_reachable(probe)
+        finally:
+            probe.close()
 
         options = {
             "mode": mode,

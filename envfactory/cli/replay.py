@@ -57,6 +57,8 @@ class Replayed:
     steps: int
     differences: tuple[Difference, ...] = ()
     skipped: str | None = None
+    foreign_tools: tuple[str, ...] = ()
+    """The tools it calls that the contract does not have (it is skipped: another API's)."""
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -93,11 +95,12 @@ class _OtherTarget:
     is reset to the trajectory's seed and initial state, so that it answers as when recorded."""
 
     def __init__(self, spec: str, contract: Contract) -> None:
-        from envfactory.fuzz.targets import open_target
+        from envfactory.fuzz.targets import ensure_reachable, open_target
 
         self.spec = spec
         self.target = open_target(spec, contract)
         self.seeded = spec.startswith(("http://", "https://"))
+        ensure_reachable(self.target)
 
     def start(self, traj: Trajectory) -> None:
         if self.seeded and self._seeded_reset(traj):
@@ -130,6 +133,14 @@ class _OtherTarget:
 
 def replay_one(contract: Contract, machine: Machine, target: Any, traj: Trajectory) -> Replayed:
     """Replay one trajectory and list its differences."""
+    foreign = sorted({step.tool for step in traj.steps} - set(contract.operations))
+    if foreign:
+        return Replayed(
+            traj.id,
+            len(traj.steps),
+            skipped=f"it calls {', '.join(map(repr, foreign))}, which the contract does not have",
+            foreign_tools=tuple(foreign),
+        )
     if traj.has_holes:
         return Replayed(
             traj.id, len(traj.steps), skipped="it holds unknown values ($var); fill them in to replay"
@@ -305,6 +316,14 @@ def command(
         target.close()
     differing = sum(1 for r in results if r.differences)
     skipped = sum(1 for r in results if r.skipped)
+    if results and all(r.foreign_tools for r in results):
+        tools = sorted({t for r in results for t in r.foreign_tools})
+        shown = ", ".join(tools[:5]) + (f" and {len(tools) - 5} more" if len(tools) > 5 else "")
+        report_error(
+            f"every trajectory in {', '.join(trajectories)} calls tools {contract} does not have "
+            f"({shown}): were they recorded against another contract?"
+        )
+        return EXIT_USAGE
     if fmt == "json":
         doc = {
             "target": target_spec,
