@@ -23,16 +23,17 @@ from envfactory.verify import Result, verify
 
 
 def examples_dir() -> Path:
-    """The bundled examples: beside the package in a checkout or an editable install."""
+    """The bundled examples: inside the installed package (a wheel), or beside it in a checkout
+    or an editable install."""
     import envfactory
 
     here = Path(envfactory.__file__).resolve().parent
-    for candidate in (here.parent / "examples", here / "examples"):
+    for candidate in (here / "examples", here.parent / "examples"):
         if candidate.is_dir():
             return candidate
     raise UsageError(
-        "the bundled examples were not found next to the envfactory package; "
-        "run the demo from a checkout (pip install -e .)"
+        f"the bundled examples were not found in {here / 'examples'} or beside it: "
+        "reinstall envfactory (pip install --force-reinstall envfactory)"
     )
 
 
