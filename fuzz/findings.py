@@ -24,6 +24,8 @@ KINDS: dict[str, str] = {
     "forbidden_accepted": "a forbidden call was accepted",
     "wrong_status": "a forbidden call was rejected with the wrong status",
     "crash": "the target crashed (an exception, a 5xx, or no answer)",
+    "hang": "a call did not return within the per-call time limit (an isolated python: target)",
+    "resource": "a call ran out of the memory limit (an isolated python: target)",
     "output_schema": "an output outside its schema",
     "postcondition": "an output that breaks an ensures clause",
     "invariant": "a state, as the responses show it, that breaks an invariant",

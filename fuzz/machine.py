@@ -127,6 +127,7 @@ class Case:
         """Choose an operation, draw a call, send it (the first step of a case may first replay
         a prefix the solver planned: see ``reach.py``)."""
         session = self.session
+        session.check_time()
         if not self.started:
             self.started = True
             if session.prefixes:

@@ -23,6 +23,7 @@ from envfactory.contracts.evaluator import Env
 from envfactory.contracts.model import Clause, Operation
 from envfactory.contracts.semantics import Failure, Machine, holds
 from envfactory.contracts.values import FrozenMap
+from envfactory.fuzz.isolation import finding_kind
 from envfactory.fuzz.targets import is_crash
 from envfactory.statemachine.simulator import Response
 
@@ -96,7 +97,9 @@ def check_rejected(
     ``failure`` explains the model's rejection; it is called only when there is a finding.
     """
     if is_crash(response):
-        return Verdict("crash", f"{op.name}: {response.error or f'status {response.status}'}", failure())
+        return Verdict(
+            finding_kind(response), f"{op.name}: {response.error or f'status {response.status}'}", failure()
+        )
     accepted = response.accepted or 200 <= response.status < 300
     if (
         accepted
@@ -126,7 +129,9 @@ def check_accepted(
     Returns the model's post-state (the pre-state where the call failed) and the verdict.
     """
     if is_crash(response):
-        return state, Verdict("crash", f"{op.name}: {response.error or f'status {response.status}'}")
+        return state, Verdict(
+            finding_kind(response), f"{op.name}: {response.error or f'status {response.status}'}"
+        )
     if not (response.accepted and 200 <= response.status < 300):
         statuses = {c.error.status for c in op.requires if c.error is not None}
         kind = "divergence" if response.status in statuses else "valid_rejected"

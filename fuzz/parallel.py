@@ -33,6 +33,8 @@ class Job:
     target: str
     seed: int
     options: Mapping[str, Any]
+    isolate: bool | None = None
+    call_timeout: float | None = None
 
 
 def run_job(job: Job) -> Summary:
@@ -42,7 +44,9 @@ def run_job(job: Job) -> Summary:
     from envfactory.fuzz.targets import open_target
 
     loaded = load(job.contract, with_state=job.with_state, closed_world=job.closed_world)
-    handle = open_target(job.target, loaded, seed=job.seed)
+    handle = open_target(
+        job.target, loaded, seed=job.seed, isolate=job.isolate, call_timeout=job.call_timeout
+    )
     try:
         return fuzz(loaded, handle, seed=job.seed, **dict(job.options))
     finally:

@@ -32,7 +32,7 @@ from envfactory.fuzz.findings import KINDS, Finding, FindingError, Findings, Key
 from envfactory.fuzz.oracle import Expectation
 from envfactory.fuzz.reach import Prefix
 from envfactory.fuzz.shrink import minimize
-from envfactory.fuzz.targets import PythonTarget, Target
+from envfactory.fuzz.targets import Target
 
 MODES = ("valid", "adversarial")
 ENGINES = ("rules", "fast")
@@ -41,6 +41,9 @@ SHRINK_GRACE = 0.5
 MIN_GRACE = 2.0
 SHRINK_CASES = 200
 """Test cases a run goes on for after its first finding (more search, then Hypothesis's shrinking)."""
+SLOW_KINDS = frozenset(("hang", "resource"))
+SLOW_SHRINK_CASES = 5
+"""Test cases Hypothesis may spend shrinking a hang (each one may wait out the call limit)."""
 REACH_SHARE = 0.25
 """The share of the budget (or of the examples) searched before the solver plans its prefixes."""
 REACH_TIMEOUT = 10.0
@@ -202,7 +205,8 @@ class Session:
         }
         self.target = target
         self.mode = mode
-        self.allow_non_object = not isinstance(target, PythonTarget)
+        # a Python method takes keyword arguments: an input that is not an object never gets there
+        self.allow_non_object = not getattr(target, "keyword_calls", False)
         self.findings = Findings()
         self.on_finding = on_finding
         self.calls = 0
@@ -250,6 +254,12 @@ class Session:
         if self.max_cases is not None and self.test_cases >= self.max_cases:
             self.stopped = True
             raise StopRun  # failing cases do not count towards max_examples: bound them here
+        self.check_time()
+        self.test_cases += 1
+
+    def check_time(self) -> None:
+        """End the run once the budget is spent (with a grace period to shrink a finding of the
+        current round); called before every case and every step, since one step may take long."""
         if self.time_budget is not None:
             elapsed = self.elapsed()
             if elapsed > self.time_budget:
@@ -257,7 +267,6 @@ class Session:
                 if self.first_case is None or elapsed > self.time_budget + grace:
                     self.stopped_by_budget = self.stopped = True
                     raise StopRun
-        self.test_cases += 1
 
     def outcome(self, op: Operation, expect: Expectation) -> None:
         """Record which clause outcome a call exercises (see ``clause_outcomes``)."""
@@ -280,6 +289,8 @@ class Session:
         fresh = finding.key not in self.findings.by_key
         if self.first_case is None:
             self.first_case = self.test_cases
+        if finding.kind in SLOW_KINDS:  # every shrinking case may wait out the limit again
+            self.shrink_cases = min(self.shrink_cases, SLOW_SHRINK_CASES)
         self.findings.add(finding, self.elapsed())
         if fresh and self.on_finding is not None:
             self.on_finding(finding)
@@ -431,7 +442,8 @@ def fuzz(
             target.reset()
     session.time_budget = None  # minimizing is part of reporting, not of the search
     for finding_key, finding in list(session.findings.by_key.items()):
-        session.findings.by_key[finding_key] = minimize(session, finding)
+        if finding.kind not in SLOW_KINDS:  # replaying a hang waits it out at every try
+            session.findings.by_key[finding_key] = minimize(session, finding)
     coverage = graph_coverage(session.contract, session.abstraction, session.edges) if graph else None
     first = min(session.findings.first_seen.values()) if session.findings.first_seen else None
     if session.stopped_by_budget:

@@ -70,13 +70,29 @@ def is_crash(response: Response) -> bool:
     return response.status == NO_ANSWER or response.status >= 500
 
 
-def open_target(spec: str, contract: Contract, *, seed: int = 0, timeout: float = 10.0) -> Target:
-    """The target a spec names; raises ``UsageError`` for a spec that does not fit."""
+def open_target(
+    spec: str,
+    contract: Contract,
+    *,
+    seed: int = 0,
+    timeout: float = 10.0,
+    isolate: bool | None = None,
+    call_timeout: float | None = None,
+) -> Target:
+    """The target a spec names; raises ``UsageError`` for a spec that does not fit.
+
+    A ``python:`` target runs in a worker process with per-call time and memory limits
+    (``isolation.py``) when ``isolate`` says so; by default for a bare tool list, whose methods
+    nothing vouches for (a call may never return), and in the fuzzer's own process otherwise."""
     if spec == "sim":
         return SimTarget(contract, seed=seed)
     if spec.startswith(("http://", "https://")):
         return HttpTarget(spec, contract, timeout=timeout)
     if spec.startswith("python:"):
+        if isolate or (isolate is None and contract.kind == "tools"):
+            from envfactory.fuzz.isolation import CALL_TIMEOUT, IsolatedTarget
+
+            return IsolatedTarget(spec, contract, call_timeout=call_timeout or CALL_TIMEOUT)
         return PythonTarget(spec, contract)
     if spec.startswith("agent:"):
         raise UsageError(f"{spec!r} is an agent, not an API target; 'envfactory fuzz' drives agents itself")
@@ -179,6 +195,9 @@ def _import(module_name: str, spec: str) -> Any:
 
 class PythonTarget:
     """A Python object, fresh from ``FACTORY()`` on every reset, driven method by method."""
+
+    keyword_calls = True
+    """Inputs are keyword arguments (so the fuzzer sends no input that is not an object)."""
 
     def __init__(self, spec: str, contract: Contract, factory: Callable[[], Any] | None = None) -> None:
         self.spec = spec

@@ -76,6 +76,18 @@ ENGINES = ("rules", "fast", "ray")
     help="Independent seeds (SEED, SEED+1, ...) fuzzed at once; findings merged, shortest kept.",
 )
 @click.option("--ray-address", default=None, help="A Ray cluster to run --engine ray on (default: local).")
+@click.option(
+    "--isolate/--no-isolate",
+    default=None,
+    help="Run a python: target in a worker process with per-call time and memory limits "
+    "(default: for bare tool lists); a call past them is a hang or resource finding.",
+)
+@click.option(
+    "--call-timeout",
+    type=click.FloatRange(min=0.0, min_open=True),
+    default=None,
+    help="Seconds an isolated call may take before it is a hang (default 5).",
+)
 @click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", show_default=True)
 @click.option("--no-graph", is_flag=True, help="Do not build the state graph to report edge coverage.")
 @click.option(
@@ -104,6 +116,8 @@ def command(
     only: tuple[str, ...],
     jobs: int,
     ray_address: str | None,
+    isolate: bool | None,
+    call_timeout: float | None,
 ) -> None:
     """Fuzz TARGET against CONTRACT with Hypothesis; every finding shrunk to a minimal call sequence."""
     import envfactory
@@ -149,7 +163,10 @@ def command(
             "kinds": only or None,
         }
         summary = fuzz_jobs(
-            [Job(contract, with_state, closed_world, target, s, options) for s in seeds(seed, jobs)],
+            [
+                Job(contract, with_state, closed_world, target, s, options, isolate, call_timeout)
+                for s in seeds(seed, jobs)
+            ],
             engine="ray" if engine == "ray" else "local",
             ray_address=ray_address,
         )

@@ -1,0 +1,141 @@
+"""A ``python:`` target in a worker process, so that a call that never returns or eats all memory
+is a finding instead of the end of the run.
+
+The worker is forked from the fuzzer (the contract and the factory are already loaded; nothing is
+pickled but calls and responses), holds the target object, and answers one call at a time. A call
+that has not answered within ``call_timeout`` seconds is a ``hang``: the worker is killed and a
+new one forked at the next reset. The worker's address space is capped at ``memory`` bytes
+(``RLIMIT_AS``), so a call that allocates past it raises ``MemoryError`` there, or kills the
+worker: a ``resource`` finding either way, and the run goes on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import resource
+from multiprocessing.connection import Connection
+from typing import Any
+
+from envfactory.contracts.model import Contract
+from envfactory.fuzz.targets import NO_ANSWER, PythonTarget, _error
+from envfactory.statemachine.simulator import Response
+
+CALL_TIMEOUT = 5.0
+"""Seconds a call may take before it is a ``hang``."""
+MEMORY = 2 << 30
+"""Bytes of address space the worker may map (its imports included)."""
+HANG = "hang: "
+RESOURCE = "resource: "
+
+
+def _serve(conn: Connection, target: PythonTarget, memory: int | None) -> None:
+    """The worker's loop: ``("reset",)`` or ``("call", tool, input)`` in, a response out."""
+    if memory:
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    while True:
+        try:
+            message = conn.recv()
+        except (EOFError, OSError):
+            return
+        if message is None:
+            return
+        if message[0] == "reset":
+            target.reset()
+            conn.send(None)
+            continue
+        _, tool, value = message
+        target.last_exception = None
+        response = target.call(tool, value)
+        if isinstance(target.last_exception, MemoryError):
+            response = _error(NO_ANSWER, f"{RESOURCE}{tool} ran out of memory (limit {memory} bytes)")
+        conn.send(response)
+
+
+class IsolatedTarget:
+    """``PythonTarget``'s protocol, each call answered by a worker process within limits."""
+
+    keyword_calls = True
+
+    def __init__(
+        self,
+        spec: str,
+        contract: Contract,
+        *,
+        call_timeout: float = CALL_TIMEOUT,
+        memory: int | None = MEMORY,
+    ) -> None:
+        self.spec = spec
+        self.inner = PythonTarget(spec, contract)  # loads the factory here: a bad spec is exit 2
+        self.factory = self.inner.factory
+        self.call_timeout = call_timeout
+        self.memory = memory
+        self.process: Any = None
+        self.conn: Connection | None = None
+
+    def _start(self) -> Connection:
+        if self.conn is not None and self.process is not None and self.process.is_alive():
+            return self.conn
+        self._stop()
+        parent, child = multiprocessing.get_context("fork").Pipe()
+        process = multiprocessing.get_context("fork").Process(
+            target=_serve, args=(child, self.inner, self.memory), daemon=True
+        )
+        process.start()
+        child.close()
+        self.process, self.conn = process, parent
+        return parent
+
+    def _stop(self) -> None:
+        if self.process is not None:
+            self.process.kill()
+            self.process.join(5)
+        if self.conn is not None:
+            self.conn.close()
+        self.process = self.conn = None
+
+    def _ask(self, message: tuple[Any, ...]) -> tuple[bool, Any]:
+        """(answered, answer): False where the worker did not answer in time or died."""
+        conn = self._start()
+        try:
+            conn.send(message)
+            if not conn.poll(self.call_timeout):
+                self._stop()
+                return False, HANG
+            return True, conn.recv()
+        except (EOFError, OSError, BrokenPipeError):
+            self._stop()  # the worker died: the kernel's memory limit, most likely
+            return False, RESOURCE
+
+    def reset(self) -> None:
+        self._ask(("reset",))  # a factory that hangs or dies: the next call reports it
+
+    def call(self, tool: str, input: Any) -> Response:
+        answered, answer = self._ask(("call", tool, input))
+        if answered:
+            assert isinstance(answer, Response)
+            return answer
+        if answer == HANG:
+            return _error(NO_ANSWER, f"{HANG}{tool} did not return within {self.call_timeout:g} s")
+        return _error(
+            NO_ANSWER, f"{RESOURCE}the worker running {tool} died (memory limit {self.memory} bytes)"
+        )
+
+    def close(self) -> None:
+        if self.conn is not None:
+            with contextlib.suppress(OSError):
+                self.conn.send(None)
+        self._stop()
+
+
+def finding_kind(response: Response) -> str:
+    """``hang``, ``resource`` or ``crash``: what a response that is not an answer means."""
+    error = response.error or ""
+    if error.startswith(HANG):
+        return "hang"
+    if error.startswith(RESOURCE):
+        return "resource"
+    return "crash"
+
+
+__all__ = ["CALL_TIMEOUT", "MEMORY", "IsolatedTarget", "finding_kind"]

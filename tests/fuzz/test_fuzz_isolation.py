@@ -1,0 +1,78 @@
+"""Isolated python: targets: a call that never returns is a ``hang``, one past the memory limit a
+``resource`` finding, each with its trace, and the run goes on with a fresh worker.
+
+No timing is asserted: the hanging call blocks forever, so any per-call limit catches it; the
+limit only has to be longer than a plain call takes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import envfactory
+from envfactory.fuzz.isolation import IsolatedTarget
+from envfactory.fuzz.runner import fuzz
+from envfactory.fuzz.targets import PythonTarget, open_target
+
+CONTRACT = """\
+envfactory: "1"
+info: {title: Risky tools, version: "1"}
+state: {}
+operations:
+  echo:
+    input: {type: object, properties: {text: {type: string}}, required: [text], additionalProperties: false}
+  block:
+    input: {type: object, additionalProperties: false}
+  hog:
+    input: {type: object, additionalProperties: false}
+"""
+
+IMPL = """\
+import threading
+
+
+class Risky:
+    def echo(self, text):
+        if not isinstance(text, str):
+            return {"error": "text must be a string", "status": 422}
+        return {"text": text}
+
+    def block(self):
+        threading.Event().wait()  # never returns
+
+    def hog(self):
+        return {"size": len(bytearray(64 << 30))}  # far past any worker's memory limit
+"""
+
+
+@pytest.fixture
+def risky(tmp_path: Path) -> tuple[envfactory.Contract, str]:
+    (tmp_path / "risky.yaml").write_text(CONTRACT, encoding="utf-8")
+    (tmp_path / "risky_impl.py").write_text(IMPL, encoding="utf-8")
+    return envfactory.load(tmp_path / "risky.yaml"), f"python:{tmp_path / 'risky_impl.py'}:Risky"
+
+
+@pytest.mark.timeout(300)
+def test_hangs_and_memory_hogs_are_findings_and_the_run_goes_on(
+    risky: tuple[envfactory.Contract, str],
+) -> None:
+    contract, spec = risky
+    target = open_target(spec, contract, isolate=True, call_timeout=2.0)
+    assert isinstance(target, IsolatedTarget)
+    try:
+        summary = fuzz(contract, target, seed=0, max_examples=5, steps=3)
+    finally:
+        target.close()
+    found = {(f.operation, f.kind) for f in summary.findings}
+    assert {("block", "hang"), ("hog", "resource")} <= found
+    assert "echo" in summary.operations_covered  # calls after a killed worker are answered again
+    hang = next(f for f in summary.findings if f.kind == "hang")
+    assert hang.steps[-1].tool == "block" and "did not return within 2 s" in hang.message
+
+
+def test_isolation_is_the_default_for_bare_tool_lists_only(risky: tuple[envfactory.Contract, str]) -> None:
+    contract, spec = risky
+    assert isinstance(open_target(spec, contract), PythonTarget)  # a native contract: in process
+    assert isinstance(open_target(spec, contract, isolate=True), IsolatedTarget)
