@@ -79,3 +79,35 @@ def test_mypy_is_clean(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stdout[-8000:] + result.stderr[-2000:]
     assert pkg.exists()
+
+
+def test_a_test_run_leaves_nothing_in_the_clone_or_the_temporary_folder(tmp_path: Path) -> None:
+    """No Hypothesis database in the working tree, no folders left in the temporary directory
+    by the modules that write contracts to disk."""
+    import tempfile
+
+    from hypothesis import settings
+
+    assert settings().database is None
+    before = set(Path(tempfile.gettempdir()).glob("envfactory-*"))
+    had_home = (ROOT / ".hypothesis").exists()
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-x",
+            "-k",
+            "not slow",
+            "tests/graph/test_graph_differential.py",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stdout[-2000:]
+    assert set(Path(tempfile.gettempdir()).glob("envfactory-graph-*")) <= before
+    assert had_home or not (ROOT / ".hypothesis").exists()

@@ -123,10 +123,10 @@ def collection_contracts(draw: st.DrawFn) -> str:
 
 
 def _load(text: str) -> Contract:
-    folder = Path(tempfile.mkdtemp(prefix="envfactory-graph-"))
-    path = folder / "generated.yaml"
-    path.write_text(text, encoding="utf-8")
-    return envfactory.load(path)
+    with tempfile.TemporaryDirectory(prefix="envfactory-graph-") as folder:
+        path = Path(folder) / "generated.yaml"
+        path.write_text(text, encoding="utf-8")
+        return envfactory.load(path)  # read whole at load: the folder can go
 
 
 def _in_bounds(contract: Contract) -> bool:

@@ -157,7 +157,8 @@ def assert_core_unsat_and_minimal(contract: Contract, traj: Trajectory, core: li
 # -- brute force over small domains --------------------------------------------------------------
 
 
-_DIR = Path(tempfile.mkdtemp(prefix="envfactory-solver-tests-"))
+_TMP = tempfile.TemporaryDirectory(prefix="envfactory-solver-tests-")  # removed when the run ends
+_DIR = Path(_TMP.name)
 
 
 @functools.cache
