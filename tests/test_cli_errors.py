@@ -151,3 +151,12 @@ def test_replaying_another_contracts_trajectories_says_so() -> None:
     assert result.returncode == 2
     assert "calls tools examples/bank/bank.yaml does not have (assign, create_ticket" in result.stderr
     assert "with differences" not in result.stdout
+
+
+def test_fuzz_writes_nothing_into_the_folder_it_runs_in(tmp_path: Path) -> None:
+    """Hypothesis caches the constants it mines from the target's module; not in the user's folder."""
+    target = f"python:{ROOT / 'tests' / 'fuzz' / 'impls' / 'bank_impl.py'}:Bank"
+    contract = str(ROOT / "examples" / "bank" / "bank.yaml")
+    result = run("fuzz", contract, "--target", target, "--max-examples", "10", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert list(tmp_path.iterdir()) == []  # no .hypothesis/ (a database only where --database says)

@@ -7,7 +7,9 @@ results is the commands' own business); a bug in envfactory is one line too, and
 
 from __future__ import annotations
 
+import os
 import sys
+import tempfile
 from typing import Any
 
 import click
@@ -52,6 +54,12 @@ def main(argv: list[str] | None = None) -> Any:
     """Entry point: run the CLI, turning every expected error into one line and an exit code."""
     args = sys.argv[1:] if argv is None else argv
     debug = "--debug" in args
+    # Hypothesis keeps a cache of mined constants in ./.hypothesis; a command run in a user's
+    # folder writes nothing there (an example database is written only where --database says)
+    os.environ.setdefault(
+        "HYPOTHESIS_STORAGE_DIRECTORY",
+        os.path.join(tempfile.gettempdir(), f"envfactory-hypothesis-{os.getuid()}"),
+    )
     try:
         code = cli.main(args=args, prog_name="envfactory", standalone_mode=False)
     except click.exceptions.Abort:
