@@ -9,6 +9,7 @@ and shrinks every one of them, not only the first.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -52,6 +53,14 @@ def crash_cause(error: str | None, status: int | None) -> str:
     return f"status {status}"
 
 
+def _weight(value: Any) -> int:
+    """How big an input is, as JSON (integers past 64 bits, which orjson refuses, included)."""
+    try:
+        return len(orjson.dumps(value, default=repr))
+    except TypeError:
+        return len(json.dumps(value, default=repr))
+
+
 @attrs.frozen(slots=True)
 class Finding:
     """One distinct way the target broke the contract, with the call sequence that shows it."""
@@ -76,7 +85,7 @@ class Finding:
     @property
     def size(self) -> tuple[int, int]:
         """Shorter sequences first, then smaller inputs: what "minimal" means here."""
-        weight = sum(len(orjson.dumps(s.input, default=repr)) for s in self.steps)
+        weight = sum(_weight(s.input) for s in self.steps)
         return (len(self.steps), weight)
 
     def to_json(self) -> dict[str, Any]:

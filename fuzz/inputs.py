@@ -379,7 +379,10 @@ def boundary_values(field_schema: Any, root: Any) -> tuple[list[Any], list[Any]]
                 else:
                     outside.append(edge + step)
                     edges.append(edge)
-        edges.extend([0, -1, 2**31, -(2**31), 2**53 + 1])
+        # the edges of JSON's numbers: past 32, 53 and 64 bits, negative zero, the largest floats
+        edges.extend([0, -1, 2**31, -(2**31), 2**53 + 1, 2**64 + 1, -(2**63) - 1, 10**30])
+        if kind == "number":
+            edges.extend([-0.0, 1e308, -1e308, 5e-324])
     elif kind == "string":
         min_len = node.get("minLength")
         max_len = node.get("maxLength")
@@ -390,7 +393,18 @@ def boundary_values(field_schema: Any, root: Any) -> tuple[list[Any], list[Any]]
             edges.append("a" * max_len)
         if isinstance(node.get("enum"), list):
             outside.append("NOT_IN_ENUM")
-        edges.extend(["", " ", "\u00e9\u4e2d\U0001f600", "../../etc/passwd", "' OR 1=1 --", "%s%n"])
+        edges.extend(
+            [
+                "",
+                " ",
+                "\u00e9\u4e2d\U0001f600",
+                "../../etc/passwd",
+                "' OR 1=1 --",
+                "%s%n",
+                "a" * 10_000,
+                "\x00",
+            ]
+        )
     elif kind == "array":
         edges.extend([[], [None] * 50])
     return outside, edges

@@ -124,3 +124,13 @@ def test_pattern_sampler_matches(pattern):
 @pytest.mark.parametrize("pattern", [r"^[^a]+$", r"(a)\1", r"(?=a)a", "("])
 def test_pattern_sampler_declines_what_it_cannot_do(pattern):
     assert compile_pattern(pattern) is None
+
+
+def test_boundary_values_reach_the_edges_of_json_types() -> None:
+    """Adversarial inputs include integers past 64 bits, negative zero and the largest floats,
+    empty, very long and NUL-bearing strings (where an API's parsing or arithmetic breaks)."""
+    _, numbers = inputs.boundary_values({"type": "number"}, {})
+    assert 2**64 + 1 in numbers and 1e308 in numbers
+    assert any(isinstance(v, float) and v == 0 and str(v) == "-0.0" for v in numbers)
+    _, strings = inputs.boundary_values({"type": "string"}, {})
+    assert "" in strings and "\x00" in strings and max(map(len, strings)) >= 10_000
