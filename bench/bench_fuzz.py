@@ -310,8 +310,22 @@ def run_random(contract: Any, url: str, budget: float, seed: int, steps: int = 1
     return None
 
 
-def run_schemathesis(url: str, budget: float, seed: int) -> float | None:
+def baseline_settings(steps: int) -> Any:
+    """Hypothesis settings of the state-machine baselines: generate only (a failure surfaces as
+    soon as it is found), no database, no limit but the budget their setup enforces."""
     import hypothesis
+
+    return hypothesis.settings(
+        max_examples=10**9,
+        deadline=None,
+        database=None,
+        stateful_step_count=steps,
+        suppress_health_check=list(hypothesis.HealthCheck),
+        phases=[hypothesis.Phase.generate],
+    )
+
+
+def run_schemathesis(url: str, budget: float, seed: int) -> float | None:
     import schemathesis
 
     schema = schemathesis.openapi.from_dict(SPEC)
@@ -333,14 +347,7 @@ def run_schemathesis(url: str, budget: float, seed: int) -> float | None:
         def get_call_kwargs(self, case: Any) -> dict[str, Any]:
             return {"base_url": url}
 
-    config = hypothesis.settings(
-        max_examples=100_000,
-        deadline=None,
-        database=None,
-        stateful_step_count=10,
-        suppress_health_check=list(hypothesis.HealthCheck),
-        phases=[hypothesis.Phase.generate],
-    )
+    config = baseline_settings(steps=10)
     Machine._hypothesis_internal_use_seed = seed  # type: ignore[attr-defined]
     try:
         Machine.run(settings=config)
@@ -410,7 +417,6 @@ def deep_random(contract: Any, spec: str, budget: float, seed: int) -> float | N
 def deep_handwritten(spec: str, budget: float, seed: int) -> float | None:
     """A hand-written state machine for the library contract: the model and the target side by
     side, bundles so that calls name members and books that exist, every response checked."""
-    import hypothesis
     from hypothesis import strategies as st
     from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, rule, run_state_machine_as_test
 
@@ -490,14 +496,7 @@ def deep_handwritten(spec: str, budget: float, seed: int) -> float | None:
         def on_loan(self) -> None:
             assert self.lib.onLoan() == {"count": sum(self.loans.values())}
 
-    config = hypothesis.settings(
-        max_examples=10**9,
-        deadline=None,
-        database=None,
-        stateful_step_count=20,
-        suppress_health_check=list(hypothesis.HealthCheck),
-        phases=[hypothesis.Phase.generate],
-    )
+    config = baseline_settings(steps=20)
     Library._hypothesis_internal_use_seed = seed  # type: ignore[attr-defined]
     try:
         run_state_machine_as_test(Library, settings=config)
