@@ -21,6 +21,7 @@ import attrs
 from envfactory.contracts.errors import Location, TrajectoryError, UsageError
 from envfactory.contracts.loader import load
 from envfactory.contracts.model import Contract
+from envfactory.contracts.optional import require
 from envfactory.trajectory import (
     MAX_LINE_BYTES,
     Trajectory,
@@ -360,10 +361,7 @@ def _ray(
     jobs: int,
     address: str | None,
 ) -> Iterator[Result]:
-    try:
-        import ray
-    except ImportError:
-        raise UsageError("--engine ray needs Ray: pip install 'envfactory[ray]'") from None
+    ray: Any = require("ray", "--engine ray")
     ref.load()
     _flush_stdio()  # forked helpers must not inherit (and write out again) half a report
     started_here = False

@@ -17,7 +17,7 @@ from typing import Any
 
 import attrs
 
-from envfactory.contracts.errors import UsageError
+from envfactory.contracts.optional import require
 from envfactory.fuzz.findings import Findings
 from envfactory.fuzz.runner import Summary
 
@@ -73,10 +73,7 @@ def fuzz_jobs(jobs: list[Job], *, engine: str = "local", ray_address: str | None
 
 
 def _on_ray(jobs: list[Job], address: str | None) -> list[Summary]:
-    try:
-        import ray
-    except ImportError:
-        raise UsageError("--engine ray needs Ray: pip install 'envfactory[ray]'") from None
+    ray: Any = require("ray", "--engine ray")
     started_here = not ray.is_initialized()
     if started_here:
         kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}

@@ -35,6 +35,7 @@ from envfactory.contracts import ir
 from envfactory.contracts.errors import EvaluationError, Location, UsageError
 from envfactory.contracts.evaluator import Env, compile_expr
 from envfactory.contracts.model import Contract, Operation
+from envfactory.contracts.optional import require
 from envfactory.contracts.semantics import require_valid_start
 from envfactory.contracts.values import FrozenMap
 from envfactory.statemachine.outputs import KeyUse, Sampler, derive_seed, get_path, key_uses, set_path
@@ -648,8 +649,7 @@ class RayWalks:
     """Runs walks as Ray tasks (a local Ray started here when none is running)."""
 
     def __init__(self, spec: LoadSpec, jobs: int) -> None:
-        import ray
-
+        ray: Any = require("ray", "--engine ray")
         self.ray = ray
         self.started = False
         if not ray.is_initialized():

@@ -160,3 +160,24 @@ def test_fuzz_writes_nothing_into_the_folder_it_runs_in(tmp_path: Path) -> None:
     result = run("fuzz", contract, "--target", target, "--max-examples", "10", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert list(tmp_path.iterdir()) == []  # no .hypothesis/ (a database only where --database says)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["generate", "examples/tickets/tickets.yaml", "-n", "3", "-o", "-", "--engine", "ray"],
+        ["verify", "examples/bank/bank.yaml", "examples/bank/trajectories.jsonl", "--engine", "ray"],
+        ["fuzz", "examples/bank/bank.yaml", "--target", "sim", "--max-examples", "3", "--engine", "ray"],
+    ],
+    ids=["generate", "verify", "fuzz"],
+)
+def test_ray_missing_is_exit_2_with_the_install_hint(args: list[str]) -> None:
+    """Each command that takes --engine ray, with Ray made unimportable: a usage error, never 70."""
+    code = f"import sys; sys.modules['ray'] = None; from envfactory.cli import main; main({args!r})"
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.strip().splitlines()[-1] == (
+        "envfactory: error: --engine ray needs ray, which is not installed: pip install 'envfactory[ray]'"
+    )
