@@ -181,3 +181,18 @@ def test_ray_missing_is_exit_2_with_the_install_hint(args: list[str]) -> None:
     assert result.stderr.strip().splitlines()[-1] == (
         "envfactory: error: --engine ray needs ray, which is not installed: pip install 'envfactory[ray]'"
     )
+
+
+@pytest.mark.parametrize("command", ["verify", "import"])
+def test_an_explicit_format_that_finds_no_tool_call_says_so(command: str, tmp_path: Path) -> None:
+    """An Anthropic log read as OpenAI chat has no tool call in that format: an error naming the
+    likely format, not three valid runs of zero steps."""
+    log = "tests/importers/fixtures/anthropic_messages.json"
+    if command == "verify":
+        result = run("verify", "examples/bank/bank.yaml", log, "--input-format", "openai-chat")
+    else:
+        result = run("import", "openai-chat", log, "-o", str(tmp_path / "out.jsonl"))
+    assert result.returncode == 2, result.stdout + result.stderr
+    said = result.stdout + result.stderr
+    assert "no tool call found" in said and "--input-format anthropic" in said
+    assert "VALID" not in result.stdout

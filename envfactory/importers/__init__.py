@@ -128,7 +128,23 @@ def _import(
                 questions = _questions_or_none(beside)
             kwargs["function_docs"] = function_docs
             kwargs["questions"] = questions
-        yield from IMPORTERS[current](data, **kwargs)
+        imported = list(IMPORTERS[current](data, **kwargs))
+        if fmt != "auto" and imported and all(isinstance(t, Trajectory) and not t.steps for t in imported):
+            # no tool call under the format the user named: fine for a plain conversation of that
+            # format, but a record that looks like another format (an Anthropic log read as OpenAI
+            # chat) is an error, not an empty run that passes as valid
+            try:
+                guess: str | None = sniff(data, plain=fmt)
+            except TrajectoryError:
+                guess = None
+            if guess is not None and guess != fmt:
+                yield TrajectoryError(
+                    f"{fmt}: no tool call found in this record; it looks like {guess} "
+                    f"(--input-format {guess})",
+                    location,
+                )
+                continue
+        yield from imported
 
 
 def _native(data: Any, location: Location) -> Trajectory | TrajectoryError:
