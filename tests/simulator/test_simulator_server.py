@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import socket
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -111,15 +110,16 @@ def test_huge_headers_are_refused(url: str) -> None:
         assert client.get("/_state").status_code == 200
 
 
+@pytest.mark.timeout(120)
 def test_a_slow_client_does_not_stall_others(url: str) -> None:
     host, port = url.removeprefix("http://").split(":")
     slow = socket.create_connection((host, int(port)))
     try:
         slow.sendall(b"POST /open HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{")
-        started = time.monotonic()
-        with httpx.Client(base_url=url, timeout=10) as client:
+        # served while the slow body is pending: the client's own time-out is the bound (a
+        # stalled server raises there); no wall-clock assert, which a loaded machine could break
+        with httpx.Client(base_url=url, timeout=30) as client:
             assert client.get("/_state", headers=session("other")).status_code == 200
-        assert time.monotonic() - started < 5
     finally:
         slow.close()
 
