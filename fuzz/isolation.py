@@ -21,7 +21,7 @@ from envfactory.contracts.model import Contract
 from envfactory.fuzz.targets import NO_ANSWER, PythonTarget, _error
 from envfactory.statemachine.simulator import Response
 
-CALL_TIMEOUT = 5.0
+CALL_TIMEOUT = 2.0
 """Seconds a call may take before it is a ``hang``."""
 MEMORY = 2 << 30
 """Bytes of address space the worker may map (its imports included)."""

@@ -36,7 +36,7 @@ from envfactory.fuzz.targets import Target
 
 MODES = ("valid", "adversarial")
 ENGINES = ("rules", "fast")
-SHRINK_GRACE = 0.5
+SHRINK_GRACE = 0.2
 """Share of the time budget a run may add to finish shrinking what it found."""
 MIN_GRACE = 2.0
 SHRINK_CASES = 200
@@ -224,6 +224,8 @@ class Session:
         self.shrink_cases = SHRINK_CASES
         self.kinds: frozenset[str] | None = None
         self.searching = False
+        self.minimize_deadline: float | None = None
+        """Past this (monotonic) time the shrinker starts no more replays."""
         self.prefixes: list[Prefix] = []
         """Call sequences the solver planned to operations the search had not reached."""
         self.reach_at: tuple[float | None, int | None] | None = None
@@ -392,7 +394,8 @@ def fuzz(
             raise UsageError(
                 f"unknown finding kind(s) {', '.join(unknown)}: expected some of {', '.join(KINDS)}"
             )
-        session.kinds = frozenset(kinds)
+        # a hang and a memory exhaustion are crashes too, of the kind an isolated target reports
+        session.kinds = frozenset(kinds) | (SLOW_KINDS if "crash" in kinds else frozenset())
     rounds = searched = 0
     session.searching = True
     if session.stateful:
@@ -440,7 +443,9 @@ def fuzz(
         session.searching = False
         with contextlib.suppress(Exception):
             target.reset()
-    session.time_budget = None  # minimizing is part of reporting, not of the search
+    if time_budget is not None:  # minimizing gets what is left of the grace period, no more
+        session.minimize_deadline = session.started + time_budget + max(time_budget * SHRINK_GRACE, MIN_GRACE)
+    session.time_budget = None  # the search is over: replays must not stop it again
     for finding_key, finding in list(session.findings.by_key.items()):
         if finding.kind not in SLOW_KINDS:  # replaying a hang waits it out at every try
             session.findings.by_key[finding_key] = minimize(session, finding)

@@ -15,6 +15,7 @@ at most a few hundred calls.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -87,6 +88,8 @@ def replay(session: Session, steps: Sequence[Step], key: Key, skip: int | None =
     returned taken from this replay's responses; the finding with ``key`` if it shows up."""
     from envfactory.fuzz.machine import Case
 
+    if session.minimize_deadline is not None and time.monotonic() > session.minimize_deadline:
+        return None  # the budget's grace is spent: the sequence stays as short as it got
     refs = references(steps)
     outputs: dict[int, Any] = {}
     case = Case(session, replay=True)

@@ -86,7 +86,7 @@ ENGINES = ("rules", "fast", "ray")
     "--call-timeout",
     type=click.FloatRange(min=0.0, min_open=True),
     default=None,
-    help="Seconds an isolated call may take before it is a hang (default 5).",
+    help="Seconds an isolated call may take before it is a hang (default 2).",
 )
 @click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", show_default=True)
 @click.option("--no-graph", is_flag=True, help="Do not build the state graph to report edge coverage.")
