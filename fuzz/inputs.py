@@ -10,9 +10,8 @@ is judged by the contract's model, so a schema feature drawn loosely only change
 call is valid.
 
 ``mutate`` breaks an input on purpose: a wrong type, a missing required field, an unknown extra
-field, a value just past a boundary. ``links(operation, contract)`` finds which input fields name
-keys of state collections (``input.petId in pets``, ``pets[input.petId]``), so that the fuzzer
-can draw live keys and calls connect into deep states.
+field, a value just past a boundary. Which fields name keys of state collections is read by
+``steering.py``.
 """
 
 from __future__ import annotations
@@ -25,8 +24,6 @@ from typing import Any
 import orjson
 from hypothesis import strategies as st
 
-from envfactory.contracts import ir
-from envfactory.contracts.model import Contract, Operation
 from envfactory.fuzz.draws import ASCII, LOWER, UNICODE, Source
 from envfactory.fuzz.regex import compile_pattern
 
@@ -448,38 +445,3 @@ def mutate(value: Any, schema: Mapping[str, Any], kind: str, choice: int, *, all
             return fields
     fields[name] = WRONG_VALUES[(choice // max(len(names), 1)) % len(WRONG_VALUES)]
     return fields
-
-
-# ------------------------------------------------------------------------------------ links
-
-
-def links(op: Operation, contract: Contract) -> dict[str, str]:
-    """Input field -> the state collection whose keys it names, read from requires and effects."""
-    collections = {name for name, var in contract.state.items() if var.collection}
-    found: dict[str, str] = {}
-    exprs: list[ir.Expr] = [c.expr for c in op.requires]
-    for effect in op.effects:
-        if effect.target.key is not None and effect.target.var in collections:
-            field = _input_field(effect.target.key)
-            if field is not None:
-                found.setdefault(field, effect.target.var)
-            exprs.append(effect.target.key)
-        if effect.value is not None:
-            exprs.append(effect.value)
-    for expr in exprs:
-        for node in ir.walk(expr):
-            if isinstance(node, ir.Compare) and node.op in ("in", "not in"):
-                field = _input_field(node.left)
-                if field is not None and isinstance(node.right, ir.Name) and node.right.id in collections:
-                    found.setdefault(field, node.right.id)
-            elif isinstance(node, ir.Index) and isinstance(node.obj, ir.Name) and node.obj.id in collections:
-                field = _input_field(node.key)
-                if field is not None:
-                    found.setdefault(field, node.obj.id)
-    return found
-
-
-def _input_field(node: ir.Expr) -> str | None:
-    if isinstance(node, ir.Attr) and isinstance(node.obj, ir.Name) and node.obj.id == "input":
-        return node.name
-    return None

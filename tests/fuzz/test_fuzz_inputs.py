@@ -14,6 +14,7 @@ from envfactory.contracts._validate import SchemaValidator
 from envfactory.fuzz import inputs
 from envfactory.fuzz.draws import Source
 from envfactory.fuzz.regex import compile_pattern
+from envfactory.fuzz.steering import KeyField, key_fields
 
 ROOT = Path(__file__).resolve().parents[2]
 CONTRACTS = {
@@ -96,13 +97,16 @@ def test_mutations_break_a_valid_input(kind):
         assert {b["amount"] for b in broken if isinstance(b.get("amount"), int)} & {0, 1}
 
 
-def test_links_find_key_fields():
+def test_key_fields_are_found_with_how_they_name_keys():
     bank = CONTRACTS["bank"]
-    assert inputs.links(bank.operations["transfer"], bank) == {"source": "accounts", "target": "accounts"}
-    assert inputs.links(bank.operations["open"], bank) == {"account": "accounts"}
+    assert key_fields(bank.operations["transfer"], bank) == (
+        KeyField("source", "accounts", False),
+        KeyField("target", "accounts", False),
+    )
+    assert key_fields(bank.operations["open"], bank) == (KeyField("account", "accounts", True),)
     pets = CONTRACTS["petstore"]
-    assert inputs.links(pets.operations["addPet"], pets) == {"id": "pets"}
-    assert inputs.links(pets.operations["login"], pets) == {}
+    assert key_fields(pets.operations["addPet"], pets) == (KeyField("id", "pets", True),)
+    assert key_fields(pets.operations["login"], pets) == ()
 
 
 @pytest.mark.parametrize(
