@@ -264,11 +264,10 @@ class Session:
         current round); called before every case and every step, since one step may take long."""
         if self.time_budget is not None:
             elapsed = self.elapsed()
-            if elapsed > self.time_budget:
-                grace = max(self.time_budget * SHRINK_GRACE, MIN_GRACE)
-                if self.first_case is None or elapsed > self.time_budget + grace:
-                    self.stopped_by_budget = self.stopped = True
-                    raise StopRun
+            over = elapsed - self.time_budget
+            if over > 0 and (self.first_case is None or over > grace(self.time_budget)):
+                self.stopped_by_budget = self.stopped = True
+                raise StopRun
 
     def outcome(self, op: Operation, expect: Expectation) -> None:
         """Record which clause outcome a call exercises (see ``clause_outcomes``)."""
@@ -296,6 +295,11 @@ class Session:
         self.findings.add(finding, self.elapsed())
         if fresh and self.on_finding is not None:
             self.on_finding(finding)
+
+
+def grace(time_budget: float) -> float:
+    """Seconds a run may go past its budget to shrink what it found (search and replays both)."""
+    return max(time_budget * SHRINK_GRACE, MIN_GRACE)
 
 
 def clause_outcomes(contract: Contract) -> tuple[str, ...]:
@@ -444,7 +448,7 @@ def fuzz(
         with contextlib.suppress(Exception):
             target.reset()
     if time_budget is not None:  # minimizing gets what is left of the grace period, no more
-        session.minimize_deadline = session.started + time_budget + max(time_budget * SHRINK_GRACE, MIN_GRACE)
+        session.minimize_deadline = session.started + time_budget + grace(time_budget)
     session.time_budget = None  # the search is over: replays must not stop it again
     for finding_key, finding in list(session.findings.by_key.items()):
         if finding.kind not in SLOW_KINDS:  # replaying a hang waits it out at every try
