@@ -4,8 +4,8 @@ is a finding instead of the end of the run.
 The worker is forked from the fuzzer (the contract and the factory are already loaded; nothing is
 pickled but calls and responses), holds the target object, and answers one call at a time. A call
 that has not answered within ``call_timeout`` seconds is a ``hang``: the worker is killed and a
-new one forked at the next reset. The worker's address space is capped at ``memory`` bytes
-(``RLIMIT_AS``), so a call that allocates past it raises ``MemoryError`` there, or kills the
+new one forked at the next reset. The worker may map ``memory`` bytes beyond the address space it
+inherited (``RLIMIT_AS``), so a call that allocates past it raises ``MemoryError`` there, or kills the
 worker: a ``resource`` finding either way, and the run goes on.
 """
 
@@ -24,7 +24,7 @@ from envfactory.statemachine.simulator import Response
 CALL_TIMEOUT = 2.0
 """Seconds a call may take before it is a ``hang``."""
 MEMORY = 2 << 30
-"""Bytes of address space the worker may map (its imports included)."""
+"""Bytes of address space the worker may map beyond what it inherited from the fuzzer."""
 HANG = "hang: "
 RESOURCE = "resource: "
 
@@ -32,7 +32,11 @@ RESOURCE = "resource: "
 def _serve(conn: Connection, target: PythonTarget, memory: int | None) -> None:
     """The worker's loop: ``("reset",)`` or ``("call", tool, input)`` in, a response out."""
     if memory:
-        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+        # relative to the inherited mappings: a fuzzer that already maps gigabytes (Z3, Ray,
+        # Arrow, a test run's other imports) would leave a worker under an absolute cap unable
+        # to import or allocate anything at all
+        limit = _mapped() + memory
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     while True:
         try:
             message = conn.recv()
@@ -50,6 +54,15 @@ def _serve(conn: Connection, target: PythonTarget, memory: int | None) -> None:
         if isinstance(target.last_exception, MemoryError):
             response = _error(NO_ANSWER, f"{RESOURCE}{tool} ran out of memory (limit {memory} bytes)")
         conn.send(response)
+
+
+def _mapped() -> int:
+    """Bytes of address space this process maps now (0 where /proc is not there)."""
+    try:
+        with open("/proc/self/statm", "rb") as statm:
+            return int(statm.read().split()[0]) * resource.getpagesize()
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 class IsolatedTarget:

@@ -27,6 +27,8 @@ operations:
     input: {type: object, additionalProperties: false}
   hog:
     input: {type: object, additionalProperties: false}
+  grow:
+    input: {type: object, additionalProperties: false}
 """
 
 IMPL = """\
@@ -41,6 +43,9 @@ class Risky:
 
     def block(self):
         threading.Event().wait()  # never returns
+
+    def grow(self):
+        return {"size": len(bytearray(256 << 20))}  # well within the limit
 
     def hog(self):
         return {"size": len(bytearray(64 << 30))}  # far past any worker's memory limit
@@ -76,3 +81,25 @@ def test_isolation_is_the_default_for_bare_tool_lists_only(risky: tuple[envfacto
     contract, spec = risky
     assert isinstance(open_target(spec, contract), PythonTarget)  # a native contract: in process
     assert isinstance(open_target(spec, contract, isolate=True), IsolatedTarget)
+
+
+@pytest.mark.timeout(120)
+def test_the_memory_limit_counts_from_what_the_worker_inherits(
+    risky: tuple[envfactory.Contract, str],
+) -> None:
+    """A fuzzer that already maps more than the limit (Z3, Ray and Arrow in one test process map
+    gigabytes) still gets a worker that can answer: the limit is on what a call adds."""
+    import mmap
+
+    contract, spec = risky
+    reserved = mmap.mmap(-1, 3 << 30, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    target = open_target(spec, contract, isolate=True, call_timeout=30.0)
+    try:
+        target.reset()
+        response = target.call("grow", {})
+        hogged = target.call("hog", {})
+    finally:
+        target.close()
+        reserved.close()
+    assert response.status == 200 and response.output == {"size": 256 << 20}
+    assert "memory" in (hogged.error or "")
