@@ -17,6 +17,7 @@ import attrs
 from envfactory.contracts import state as S
 from envfactory.contracts.errors import EnvfactoryError, EvaluationError, Location, UsageError
 from envfactory.contracts.evaluator import Env, compile_expr
+from envfactory.contracts.explain import describe
 from envfactory.contracts.interpreter import explain
 from envfactory.contracts.model import Clause, Contract, Operation
 from envfactory.contracts.parser import Effect, target_as_expr
@@ -135,10 +136,9 @@ class Machine:
                 return None
         except EvaluationError:
             pass
-        values, reason = explain(clause.expr, env)
-        return Failure(
-            kind, _sentence(kind, clause, op, values, reason), clause=clause, values=values, reason=reason
-        )
+        verb = {"precondition": "requires", "postcondition": "ensures"}.get(kind, kind)
+        sentence, shown, reason = describe(clause, env, f"{op.name} {verb}" if op is not None else verb)
+        return Failure(kind, sentence, clause=clause, values=shown, reason=reason)
 
     def check_requires(self, state: FrozenMap, op: Operation, value: Any) -> Failure | None:
         env = Env(state, value)
@@ -272,28 +272,6 @@ def _write(state: FrozenMap, ce: _CompiledEffect, key: Any, value: Any) -> Froze
         record = collection[key]
         value = set_path(record, ce.fields, value, f"{var}[{key!r}]")
     return state.insert(var, collection.insert(key, value))
-
-
-def _sentence(
-    kind: str, clause: Clause, op: Operation | None, values: Mapping[str, Any], reason: str | None
-) -> str:
-    """One sentence a person understands: what was required and what the values were."""
-    verb = {
-        "precondition": "requires",
-        "postcondition": "ensures",
-        "invariant": "invariant",
-        "goal": "goal",
-    }.get(kind, kind)
-    subject = f"{op.name} {verb}" if op is not None else verb
-    mark = " (inferred)" if clause.inferred else ""
-    shown = ", ".join(f"{k} is {_show(v)}" for k, v in list(values.items())[:4])
-    if reason is not None:
-        detail = f"but {reason}"
-    elif shown:
-        detail = f"but {shown}"
-    else:
-        detail = "but it is false"
-    return f"{subject} {clause.source}{mark}, {detail}"
 
 
 def _show(value: Any) -> str:
