@@ -98,6 +98,9 @@ def _index(node: ir.Index) -> str:
 
 def _unary(node: ir.Unary) -> str:
     if node.op == "not":
+        # ``not (x in c)``, not ``not x in c``: the same tree, but nobody has to recall precedence.
+        if isinstance(node.operand, ir.Compare):
+            return f"not ({to_source(node.operand)})"
         return f"not {_wrap(node.operand, _NOT)}"
     return f"{node.op}{_wrap(node.operand, _UNARY)}"
 

@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from typing import IO, Any
 
-from envfactory.cli._common import EXIT_FINDING, EXIT_OK, EXIT_UNDECIDED, EXIT_USAGE, safe_text
+from envfactory._output import EXIT_FINDING, EXIT_OK, EXIT_UNDECIDED, EXIT_USAGE, plural, safe_text
 from envfactory.verify import VERDICTS, Result
 
 FORMATS = ("text", "json", "junit")
@@ -291,7 +291,7 @@ def summary_table(summary: Summary) -> Any:
                 table.add_row(f"  [dim]{kind}[/dim]", str(n))
     table.add_row("[bold]total[/bold]", str(summary.total))
     rate = summary.steps / summary.seconds if summary.seconds > 0 else 0.0
-    table.caption = f"{summary.steps} steps in {summary.seconds:.2f} s ({rate:,.0f} steps/s)"
+    table.caption = f"{plural(summary.steps, 'step')} in {summary.seconds:.2f} s ({rate:,.0f} steps/s)"
     return table
 
 

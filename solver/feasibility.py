@@ -607,7 +607,8 @@ class _Decider:
     def _feasible_message(self, witness: dict[str, Any]) -> str:
         parts = [f"{k} = {_short(v)}" for k, v in witness["holes"].items()]
         if witness["outputs"]:
-            parts.append(f"{len(witness['outputs'])} unknown output(s) filled")
+            n = len(witness["outputs"])
+            parts.append(f"{n} unknown output{'' if n == 1 else 's'} filled")
         parts.extend(witness["assumptions"])
         return "a completion exists" + (": " + ", ".join(parts) if parts else "")
 

@@ -55,7 +55,7 @@ class ProofResult:
             return f"proved (k = {self.k}; collections of up to {self.slots} entries in the step case)"
         if self.status == "violated":
             steps = len(self.counterexample.steps) if self.counterexample is not None else 0
-            return f"violated: {self.broken!r} breaks after {steps} step(s)"
+            return f"violated: {self.broken!r} breaks after {steps} step{'' if steps == 1 else 's'}"
         return f"unknown up to depth {self.depth}" + (f": {self.reason}" if self.reason else "")
 
 

@@ -97,7 +97,7 @@ def valuation(preds: tuple[Predicate, ...], state: Mapping[str, Any]) -> tuple[b
 def describe(preds: tuple[Predicate, ...], values: tuple[bool, ...]) -> str:
     """A short label: the predicates that hold (``not (...)`` is left out), or ``initial-like``."""
     true = [p.text for p, v in zip(preds, values, strict=True) if v]
-    return " & ".join(true) if true else "(none holds)"
+    return " & ".join(true) if true else "none holds"
 
 
 __all__ = ["Predicate", "atoms", "describe", "predicates", "valuation"]

@@ -1,4 +1,5 @@
-"""Helpers shared by the command modules: exit codes, one-line errors, safe terminal text."""
+"""Helpers shared by the command modules: options, one-line errors, output files (exit codes and
+safe terminal text come from ``envfactory._output``, shared with the report writers)."""
 
 from __future__ import annotations
 
@@ -6,43 +7,34 @@ import contextlib
 import os
 import sys
 import tempfile
-import unicodedata
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
 import click
 
+from envfactory._output import (
+    EXIT_FINDING,
+    EXIT_INTERNAL,
+    EXIT_OK,
+    EXIT_UNDECIDED,
+    EXIT_USAGE,
+    plural,
+    safe_text,
+)
 from envfactory.contracts.errors import UsageError
 
-EXIT_OK = 0
-EXIT_FINDING = 1
-EXIT_USAGE = 2
-EXIT_UNDECIDED = 3
-EXIT_INTERNAL = 70
-"""A bug in envfactory (sysexits' EX_SOFTWARE): never 1, which a CI job would read as a finding."""
+__all__ = [
+    "EXIT_FINDING",
+    "EXIT_INTERNAL",
+    "EXIT_OK",
+    "EXIT_UNDECIDED",
+    "EXIT_USAGE",
+    "plural",
+    "safe_text",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-_HIDDEN = frozenset(("Cc", "Cf", "Zl", "Zp", "Cs"))
-"""Unicode categories a terminal must not get raw: control characters, format characters (the
-bidirectional overrides such as U+202E, zero-width spaces and joiners, U+FEFF), line and
-paragraph separators, lone surrogates."""
-
-
-def safe_text(text: str) -> str:
-    """Escape control, bidirectional and invisible format characters (``\\x1b``, ``\\u202e``), so
-    that hostile names can neither drive the terminal nor reorder or hide what it shows."""
-    if text.isprintable():  # the common case: nothing to escape (tabs make it False)
-        return text
-    return "".join(_escaped(c) if c != "\t" and unicodedata.category(c) in _HIDDEN else c for c in text)
-
-
-def _escaped(char: str) -> str:
-    code = ord(char)
-    if code < 0x100:
-        return f"\\x{code:02x}"
-    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def report_error(message: str, prefix: str = "envfactory: error: ") -> None:

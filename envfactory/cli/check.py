@@ -9,7 +9,7 @@ from typing import Any
 import click
 from rich.markup import escape
 
-from envfactory.cli._common import EXIT_OK, console, contract_options, safe_text
+from envfactory.cli._common import EXIT_OK, console, contract_options, plural, safe_text
 from envfactory.contracts import Contract, Finding, lint, load
 from envfactory.contracts.errors import EnvfactoryError
 from envfactory.contracts.printer import to_source
@@ -147,7 +147,7 @@ def print_text(contract: Contract, findings: list[Any]) -> None:
     world = "open world: state starts unknown" if contract.open_world else "closed world"
     out.print(
         f"[bold]{escape(safe_text(contract.title))}[/bold] {escape(safe_text(contract.version))}  "
-        f"({contract.kind}, {len(contract.operations)} operations, {len(contract.state)} state variables, {world})",
+        f"({contract.kind}, {plural(len(contract.operations), 'operation')}, {plural(len(contract.state), 'state variable')}, {world})",
         highlight=False,
     )
     for name, var in contract.state.items():

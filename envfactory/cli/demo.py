@@ -85,6 +85,10 @@ def command(fmt: str, timeout: float) -> int:
     return EXIT_OK
 
 
+SIDE_BY_SIDE = 140
+"""Terminal columns from which the valid and the broken runs are shown side by side."""
+
+
 def _show(runs: list[tuple[Any, Path, Path, list[Result]]], overall: Summary) -> None:
     from rich.markup import escape
     from rich.panel import Panel
@@ -93,11 +97,13 @@ def _show(runs: list[tuple[Any, Path, Path, list[Result]]], overall: Summary) ->
     out = console()
     for contract, cpath, tpath, results in runs:
         good = Table(show_header=True, header_style="bold green", expand=True)
-        good.add_column("trajectory")
-        good.add_column("verdict")
+        # names and clauses fold onto the next line instead of ending in "…": a reader must see
+        # the whole trajectory id and the whole clause at any terminal width
+        good.add_column("trajectory", overflow="fold")
+        good.add_column("verdict", overflow="fold")
         bad = Table(show_header=True, header_style="bold red", expand=True)
-        bad.add_column("trajectory")
-        bad.add_column("first failure")
+        bad.add_column("trajectory", overflow="fold")
+        bad.add_column("first failure", overflow="fold")
         for result in results:
             overall.add(result)
             name = escape(safe_text(result.id))
@@ -114,7 +120,7 @@ def _show(runs: list[tuple[Any, Path, Path, list[Result]]], overall: Summary) ->
         )
         out.print(title, highlight=False)
         left, right = Panel(good, title="valid / feasible"), Panel(bad, title="broken (on purpose)")
-        if out.width >= 100:
+        if out.width >= SIDE_BY_SIDE:
             grid = Table.grid(expand=True)
             grid.add_column(ratio=2)
             grid.add_column(ratio=3)

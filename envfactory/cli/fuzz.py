@@ -14,7 +14,15 @@ from typing import Any
 
 import click
 
-from envfactory.cli._common import EXIT_FINDING, EXIT_OK, console, contract_options, output_option, safe_text
+from envfactory.cli._common import (
+    EXIT_FINDING,
+    EXIT_OK,
+    console,
+    contract_options,
+    output_option,
+    plural,
+    safe_text,
+)
 from envfactory.contracts.errors import UsageError
 
 MODES = ("valid", "adversarial")
@@ -221,7 +229,7 @@ def _print_text(summary: Any, reproduce: str, output: str | None) -> None:
     )
     out.print(
         f"fuzzed {safe_text(summary.target)} ({summary.mode}, seed {summary.seed}): "
-        f"{summary.test_cases} test cases, {summary.calls} calls in {summary.seconds:.1f}s "
+        f"{plural(summary.test_cases, 'test case')}, {plural(summary.calls, 'call')} in {summary.seconds:.1f}s "
         f"({summary.calls_per_second:.0f}/s)",
         markup=False,
     )

@@ -13,7 +13,15 @@ from typing import IO, Any
 
 import click
 
-from envfactory.cli._common import EXIT_OK, console, contract_options, output_option, output_stream, safe_text
+from envfactory.cli._common import (
+    EXIT_OK,
+    console,
+    contract_options,
+    output_option,
+    output_stream,
+    plural,
+    safe_text,
+)
 from envfactory.contracts.errors import UsageError
 from envfactory.contracts.loader import load
 from envfactory.statemachine.walk import LoadSpec, ProcessWalks, RayWalks, generate
@@ -78,7 +86,7 @@ def command(
     where = "stdout" if out == "-" else safe_text(out)
     written, tools, steps = stats
     err.print(
-        f"wrote {written} trajectories ({steps} calls) to {where} (seed {seed}); "
+        f"wrote {plural(written, 'trajectory', 'trajectories')} ({plural(steps, 'call')}) to {where} (seed {seed}); "
         f"operations used: {len(tools & set(loaded.operations))}/{len(loaded.operations)}",
         markup=False,
     )

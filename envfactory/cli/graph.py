@@ -13,6 +13,7 @@ from envfactory.cli._common import (
     console,
     contract_options,
     output_option,
+    plural,
     safe_text,
     slots_option,
     timeout_option,
@@ -69,7 +70,7 @@ def command(
         trajectory, taken = cover_trajectory(loaded, graph, timeout=timeout)
         write_trajectories(cover_file, [trajectory])
         stdout.print(
-            f"  cover: {len(trajectory.steps)} call(s) taking {taken} of {graph.number_of_edges()} edges "
+            f"  cover: {plural(len(trajectory.steps), 'call')} taking {taken} of {graph.number_of_edges()} edges "
             f"-> {safe_text(cover_file)}",
             markup=False,
         )

@@ -19,6 +19,7 @@ from envfactory.cli._common import (
     contract_options,
     messages_console,
     output_option,
+    plural,
     report_error,
     safe_text,
     timeout_option,
@@ -74,7 +75,9 @@ def command(
         return EXIT_UNDECIDED
     traj = result.trajectory
     calls = write_trace(out, traj, "(no calls: the goal holds initially)")
-    stdout.print(f"plan of {len(traj.steps)} step(s) for {safe_text(result.goal)}: {calls}", markup=False)
+    stdout.print(
+        f"plan of {plural(len(traj.steps), 'step')} for {safe_text(result.goal)}: {calls}", markup=False
+    )
     if traj.initial:
         stdout.print(
             "  from an assumed starting state (open world; written as the trajectory's initial): "

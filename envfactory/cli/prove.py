@@ -16,6 +16,7 @@ from envfactory.cli._common import (
     contract_options,
     messages_console,
     output_option,
+    plural,
     safe_text,
     slots_option,
     timeout_option,
@@ -66,7 +67,7 @@ def command(
         traj = result.counterexample
         calls = write_trace(out, traj, "(the initial state)")
         stdout.print(
-            f"violated: {safe_text(result.broken or '')} breaks after {len(traj.steps)} step(s): {calls}",
+            f"violated: {safe_text(result.broken or '')} breaks after {plural(len(traj.steps), 'step')}: {calls}",
             markup=False,
         )
         return EXIT_FINDING

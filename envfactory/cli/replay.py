@@ -25,6 +25,7 @@ from envfactory.cli._common import (
     EXIT_USAGE,
     console,
     contract_options,
+    plural,
     report_error,
     safe_text,
 )
@@ -358,7 +359,7 @@ def _print(out: Any, result: Replayed) -> None:
         out.print(f"[yellow]skipped[/] {name}: {escape(safe_text(result.skipped))}", markup=True)
         return
     if not result.differences:
-        out.print(f"[green]same[/]    {name} ({result.steps} steps)", markup=True)
+        out.print(f"[green]same[/]    {name} ({plural(result.steps, 'step')})", markup=True)
         return
     out.print(f"[red]differs[/] {name}", markup=True)
     for diff in result.differences:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from envfactory.cli._common import EXIT_OK, console, contract_options, safe_text
+from envfactory.cli._common import EXIT_OK, console, contract_options, plural, safe_text
 from envfactory.contracts.loader import load
 
 
@@ -23,7 +23,7 @@ def command(
 
     loaded = load(contract, with_state=with_state, closed_world=closed_world)
     console(stderr=True).print(
-        f"serving {safe_text(loaded.title)} ({len(loaded.operations)} operations) on http://{host}:{port}"
+        f"serving {safe_text(loaded.title)} ({plural(len(loaded.operations), 'operation')}) on http://{host}:{port}"
     )
     serve(loaded, host, port, seed=seed)
     return EXIT_OK

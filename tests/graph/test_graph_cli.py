@@ -37,7 +37,7 @@ def test_graph_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
 def test_plan_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out_file = tmp_path / "plan.jsonl"
     code, out, _ = run(capsys, "plan", BANK, "--goal", "rich", "-o", str(out_file))
-    assert code == 0 and "plan of 2 step(s)" in out
+    assert code == 0 and "plan of 2 steps" in out
     (traj,) = list(read_trajectories(out_file))
     assert not isinstance(traj, Exception)
     contract = __import__("envfactory").load(BANK)
