@@ -201,3 +201,26 @@ def test_corpus_features_see_counters_sizes_and_flags() -> None:
     corpus = Corpus()
     assert corpus.novel({"stays": 3}, ["stays"]) and not corpus.novel({"stays": 3}, ["stays"])
     assert corpus.novel({"stays": 4}, ["stays"])
+
+
+def test_value_moves_survive_a_replay_that_comes_back_shorter(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Moving a value can make the finding show in fewer steps (the replay stops at the first
+    failing call); the shrinker's walk over the steps must follow the shorter trace, not index
+    past its end (an IndexError ended a 2,000-example run of the hotel's FullHouse)."""
+    from envfactory.fuzz import shrink
+
+    contract = envfactory.load(IMPLS / "hotel.yaml")
+    target = open_target(f"python:{IMPLS / 'hotel_impl.py'}:Hotel", contract)
+    session = runner.Session(contract, target, mode="adversarial", time_budget=None)
+    steps = tuple(
+        Step("addRoom", {"number": n, "capacity": c}, None, 200, True)
+        for n, c in (("a", 2), ("b", 3), ("c", 1), ("a", 2))
+    )
+    finding = Finding("forbidden_accepted", "addRoom", "m", steps, "status 409")
+
+    def shorter(session: object, trial: list[Step], key: object, skip: int | None = None) -> Finding:
+        return Finding("forbidden_accepted", "addRoom", "m", tuple(trial[:2]), "status 409")
+
+    monkeypatch.setattr(shrink, "replay", shorter)
+    for move in (shrink._normalize, shrink._extremes):
+        assert len(move(session, finding).steps) == 2
