@@ -181,7 +181,10 @@ class _Builder:
         bundled = _refs.bundle(schema, document=self.document, document_path=self.path)
         # compile now: a schema that is not valid JSON Schema is reported here, with its place,
         # before anything else (the type reader, the solver) reads it
-        self._validators[id(bundled)] = (bundled, _validate.SchemaValidator(bundled, location=loc))
+        # (a schema of a document's shared $defs was checked whole when the document loaded:
+        # compile it on first use, so loading stays proportional to the document)
+        lazy = _refs.is_bundled(schema)
+        self._validators[id(bundled)] = (bundled, _validate.SchemaValidator(bundled, location=loc, lazy=lazy))
         return bundled
 
     def type_of(self, bundled: Mapping[str, Any]) -> T.Type:
@@ -191,7 +194,7 @@ class _Builder:
         cached = self._validators.get(id(bundled))
         if cached is not None and cached[0] is bundled:
             return cached[1]
-        return _validate.SchemaValidator(dict(bundled), location=loc)
+        return _validate.SchemaValidator(dict(bundled), location=loc, lazy=_refs.is_bundled(bundled))
 
     # -- state ----------------------------------------------------------------------------------
 
