@@ -168,6 +168,7 @@ class _Builder:
         self.document = document if document is not None else doc
         self.file_loc = Location(str(path))
         self._validators: dict[int, tuple[Mapping[str, Any], _validate.SchemaValidator]] = {}
+        self._type_caches: dict[int, dict[Any, T.Type]] = {}
 
     # -- schemas ------------------------------------------------------------------------------
 
@@ -188,7 +189,9 @@ class _Builder:
         return bundled
 
     def type_of(self, bundled: Mapping[str, Any]) -> T.Type:
-        return T.from_schema(bundled, lambda ref: _refs.resolve_local(bundled, ref))
+        # schemas of one document share their $defs, so a reference's type is read once for all
+        cache = self._type_caches.setdefault(id(bundled["$defs"]), {}) if _refs.is_bundled(bundled) else None
+        return T.from_schema(bundled, lambda ref: _refs.resolve_local(bundled, ref), cache=cache)
 
     def validator(self, bundled: Mapping[str, Any], loc: Location) -> _validate.SchemaValidator:
         cached = self._validators.get(id(bundled))
