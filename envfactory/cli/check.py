@@ -13,14 +13,28 @@ from envfactory.cli._common import EXIT_CODES, EXIT_OK, console, contract_option
 from envfactory.contracts import Contract, Finding, lint, load
 from envfactory.contracts.errors import EnvfactoryError
 from envfactory.contracts.printer import to_source
+from envfactory.contracts import _refs
 from envfactory.contracts.values import to_json
 
 # Later layers register extra finding sources here (reachability, inductiveness, ...).
 FINDING_SOURCES: list[Callable[[Contract], list[Finding]]] = []
 
 
-def operation_summary(contract: Contract) -> list[dict[str, Any]]:
+def _schema_json(schema: Any, defs: dict[str, Any]) -> Any:
+    """A schema for the report: a document's shared ``$defs`` go once to the report's root
+    (``#/$defs/NAME`` then points there), so the report grows with what it reports, not with
+    how often the document's schemas are used."""
+    if schema is None:
+        return None
+    if _refs.is_bundled(schema):
+        defs.update(schema["$defs"])
+        return {k: v for k, v in schema.items() if k != "$defs"}
+    return dict(schema)
+
+
+def operation_summary(contract: Contract, defs: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """One JSON object per operation: its clauses (marked inferred where they are) and effects."""
+    defs = {} if defs is None else defs
     result = []
     for name, op in contract.operations.items():
         entry: dict[str, Any] = {
@@ -32,8 +46,8 @@ def operation_summary(contract: Contract) -> list[dict[str, Any]]:
                 for e in op.effects
             ],
             "ensures": [_clause(c) for c in op.ensures],
-            "input": dict(op.input_schema),
-            "output": dict(op.output_schema) if op.output_schema is not None else None,
+            "input": _schema_json(op.input_schema, defs),
+            "output": _schema_json(op.output_schema, defs),
         }
         if op.description:
             entry["description"] = op.description
@@ -101,7 +115,8 @@ def _finding_json(finding: Any) -> dict[str, Any]:
 
 
 def report(contract: Contract, findings: list[Finding]) -> dict[str, Any]:
-    return {
+    defs: dict[str, Any] = {}
+    result = {
         "contract": {
             "title": contract.title,
             "version": contract.version,
@@ -119,11 +134,14 @@ def report(contract: Contract, findings: list[Finding]) -> dict[str, Any]:
             }
             for name, var in contract.state.items()
         },
-        "operations": operation_summary(contract),
+        "operations": operation_summary(contract, defs),
         "invariants": [_clause(c) for c in contract.invariants],
         "goals": {name: _clause(c) for name, c in contract.goals.items()},
         "findings": [_finding_json(f) for f in findings],
     }
+    if defs:
+        result["$defs"] = defs  # every schema the operations refer to, once
+    return result
 
 
 @click.command("check", epilog=EXIT_CODES)
