@@ -53,7 +53,9 @@ class SchemaValidator:
 
     __slots__ = ("_compiled", "location", "schema")
 
-    def __init__(self, schema: Mapping[str, Any], location: Location | None = None, lazy: bool = False) -> None:
+    def __init__(
+        self, schema: Mapping[str, Any], location: Location | None = None, lazy: bool = False
+    ) -> None:
         self.schema = dict(schema)
         self.location = location
         self._compiled: Any = None

@@ -36,7 +36,9 @@ _ROOT_EXTENSION_KEYS = frozenset({"state", "invariants", "goals", "schemas", "in
 _OP_EXTENSION_KEYS = frozenset({"requires", "effects", "ensures", "infer", "description"})
 EXTENSION = "x-envfactory"
 _BODY = "\x00body"
-_Where = tuple[str | None, Any]  # the file a node was written in, and that file's document  # where the request body waits inside the input schema until it is placed
+_Where = tuple[
+    str | None, Any
+]  # the file a node was written in, and that file's document  # where the request body waits inside the input schema until it is placed
 
 
 def from_openapi(doc: Any, path: str | Path, with_state: str | Path | None = None) -> Contract:
@@ -278,7 +280,9 @@ class _Translator:
                 raise ContractError(f"path item {route!r} must be a mapping", item_loc)
             shared = [(p, item_where) for p in _located_items(item.get("parameters") or [], item_loc)]
             for method in [str(k) for k in item if str(k) in METHODS]:  # in document order
-                operation, op_loc, where = self.deref(item[method], locate(item, [method], item_loc), item_where)
+                operation, op_loc, where = self.deref(
+                    item[method], locate(item, [method], item_loc), item_where
+                )
                 if not isinstance(operation, Mapping):
                     raise ContractError(f"{method.upper()} {route}: an operation must be a mapping", op_loc)
                 name = operation.get("operationId")
@@ -336,14 +340,18 @@ class _Translator:
         if body_raw is not None:
             properties[_BODY] = self.bundler.node(body_raw, *body_where)
         # every piece's $refs point into the document's one shared $defs
-        input_schema: dict[str, Any] = {"type": "object", "properties": properties, "$defs": self.bundler.defs}
+        input_schema: dict[str, Any] = {
+            "type": "object",
+            "properties": properties,
+            "$defs": self.bundler.defs,
+        }
         self.schemas.append((input_schema, loc))
         body, body_fields, extra = _place_body(input_schema, required, body_required)
         if required:
             input_schema["required"] = required
         input_schema["additionalProperties"] = extra
         output_schema, links, success = self.response(operation, loc, where)
-        errors = self.errors(operation)
+        errors = self.errors(operation, loc, where)
         param_infos = tuple(
             _rest.ParamInfo(
                 name=p.name,
@@ -462,7 +470,9 @@ class _Translator:
         documented = tuple(sorted({_status_number(code) for code in codes})) or (200,)
         first = _status_number(codes[0]) if codes else 200
         for code in codes:
-            response, where, response_where = self.deref(responses[code], locate(responses, [code], loc), written)
+            response, where, response_where = self.deref(
+                responses[code], locate(responses, [code], loc), written
+            )
             if not isinstance(response, Mapping):
                 continue
             links = list(self.raw_links(response, where, response_where))
@@ -492,12 +502,12 @@ class _Translator:
             result.append((str(name), self.deref(raw, where, written)[0], where))
         return result
 
-    def errors(self, operation: Mapping[str, Any]) -> dict[int, str]:
+    def errors(self, operation: Mapping[str, Any], loc: Location, written: _Where) -> dict[int, str]:
         result: dict[int, str] = {}
         for code, response in (operation.get("responses") or {}).items():
             text = str(code)
             if text.isdigit() and int(text) >= 400:
-                response = self.deref(response, locate(operation, ["responses", code], self.file_loc))[0]
+                response = self.deref(response, locate(operation, ["responses", code], loc), written)[0]
                 description = response.get("description") if isinstance(response, Mapping) else None
                 result[int(text)] = str(description or "")
         return result

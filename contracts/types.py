@@ -196,12 +196,12 @@ def from_schema(
     if cache is None:
         cache = {}
     if "$ref" in schema and resolve is not None:
-        key = (schema["$ref"], _depth)
-        if isinstance(key[0], str) and key in cache:
-            return cache[key]
+        ref_key = (schema["$ref"], _depth)
+        if isinstance(ref_key[0], str) and ref_key in cache:
+            return cache[ref_key]
         result = from_schema(resolve(schema["$ref"]), resolve, _depth + 1, cache)
-        if isinstance(key[0], str):
-            cache[key] = result
+        if isinstance(ref_key[0], str):
+            cache[ref_key] = result
         return result
     if "const" in schema:
         return _literal_type(schema["const"], (schema["const"],))

@@ -10,10 +10,9 @@ import click
 from rich.markup import escape
 
 from envfactory.cli._common import EXIT_CODES, EXIT_OK, console, contract_options, plural, safe_text
-from envfactory.contracts import Contract, Finding, lint, load
+from envfactory.contracts import Contract, Finding, _refs, lint, load
 from envfactory.contracts.errors import EnvfactoryError
 from envfactory.contracts.printer import to_source
-from envfactory.contracts import _refs
 from envfactory.contracts.values import to_json
 
 # Later layers register extra finding sources here (reachability, inductiveness, ...).
