@@ -149,7 +149,7 @@ def large_documents() -> None:
         del kept
 
         start = time.perf_counter()
-        shared = _refs.DocumentBundler(doc, path, transform=lambda s: normalize_openapi(s, version))
+        shared = _refs.DocumentBundler(doc, path, transform=lambda s, v=version: normalize_openapi(s, v))
         cache: dict[Any, Any] = {}
         kept = []
         for raw in raws:
