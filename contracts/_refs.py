@@ -80,11 +80,13 @@ class DocumentBundler:
         document_path: str | Path | None,
         transform: Callable[[Any], Any] | None = None,
         root_dir: str | Path | None = None,
+        inspect: Callable[[Any], None] | None = None,
     ) -> None:
         path = Path(document_path) if document_path is not None else None
         root = Path(root_dir) if root_dir is not None else (path.parent if path is not None else Path.cwd())
         self._bundler = _Bundler(document, document, path, root, shared=True)
         self._bundler.transform = transform
+        self._bundler.inspect = inspect  # sees every node as written (with its location) once
 
     @property
     def defs(self) -> SharedDefs:
@@ -172,6 +174,7 @@ class _Bundler:
         self.file = str(path) if path is not None else "<schema>"
         self.defs: dict[str, Any] = SharedDefs() if shared else {}
         self.transform: Callable[[Any], Any] | None = None
+        self.inspect: Callable[[Any], None] | None = None
         self.names: dict[tuple[str, str], str] = {}
         self.files: dict[Path, Any] = {}
         self.nodes = 0
@@ -198,6 +201,8 @@ class _Bundler:
         if isinstance(node, Mapping):
             if "$ref" in node and not isinstance(node["$ref"], str):
                 raise RefError("$ref must be a string", self.where(node))
+            if self.inspect is not None:
+                self.inspect(node)
             out: dict[str, Any] = {}
             for key, value in node.items():
                 if key == "$ref" and isinstance(value, str):

@@ -167,15 +167,17 @@ def _normalize(schema: Any, legacy: bool, depth: int) -> Any:
                 out[key] = _normalize(value, legacy, depth + 1)
         elif key in _OPENAPI_ONLY:
             continue
+        elif key == "required" and isinstance(value, list):
+            out[key] = list(dict.fromkeys(v for v in value if isinstance(v, str | int | float | bool)))
         else:
             out[key] = value
-    if legacy:
-        for bound, limit in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
-            flag = out.get(bound)
-            if isinstance(flag, bool):
-                del out[bound]
-                if flag and limit in out:
-                    out[bound] = out.pop(limit)
+    # 3.0's boolean bounds, also where a 3.1 document still writes them (they mean one thing)
+    for bound, limit in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
+        flag = out.get(bound)
+        if isinstance(flag, bool):
+            del out[bound]
+            if flag and limit in out:
+                out[bound] = out.pop(limit)
     if schema.get("nullable") is True:
         out = _nullable(out)
     return out

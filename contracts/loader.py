@@ -45,8 +45,17 @@ def contract_schema() -> dict[str, Any]:
     return result
 
 
-def load(path: str | Path, *, with_state: str | Path | None = None, closed_world: bool = False) -> Contract:
-    """Load a contract: native, OpenAPI 3.x, or a tool list (optionally joined with ``with_state``)."""
+def load(
+    path: str | Path,
+    *,
+    with_state: str | Path | None = None,
+    closed_world: bool = False,
+    strict: bool = False,
+) -> Contract:
+    """Load a contract: native, OpenAPI 3.x, or a tool list (optionally joined with ``with_state``).
+
+    ``strict``: a defect an OpenAPI document is otherwise read past (a warning finding) is an error.
+    """
     path = Path(path)
     doc = _source.load_document(path)
     kind = sniff(doc, path)
@@ -60,7 +69,7 @@ def load(path: str | Path, *, with_state: str | Path | None = None, closed_world
     elif kind == "openapi":
         from envfactory.contracts import openapi
 
-        contract = openapi.from_openapi(doc, path, with_state=with_state)
+        contract = openapi.from_openapi(doc, path, with_state=with_state, strict=strict)
     else:
         from envfactory.contracts import tools
 

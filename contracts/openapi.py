@@ -41,12 +41,19 @@ _Where = tuple[
 ]  # the file a node was written in, and that file's document  # where the request body waits inside the input schema until it is placed
 
 
-def from_openapi(doc: Any, path: str | Path, with_state: str | Path | None = None) -> Contract:
-    """Translate an OpenAPI 3.x document to native form and build the contract from it."""
+def from_openapi(
+    doc: Any, path: str | Path, with_state: str | Path | None = None, strict: bool = False
+) -> Contract:
+    """Translate an OpenAPI 3.x document to native form and build the contract from it.
+
+    Defects that do not change what the document means (duplicate ``required`` entries, 3.0's
+    boolean ``exclusiveMinimum`` in a 3.1 document, unknown formats) are read past and kept as
+    warnings at their own location; ``strict`` makes the first of them an error.
+    """
     from envfactory.contracts import loader, tools
 
     path = Path(path)
-    translator = _Translator(doc, path)
+    translator = _Translator(doc, path, strict)
     native, http, locs, ops = translator.translate()
     root_ext = translator.root_extension()
     infer = root_ext.get("infer", True) is not False
@@ -89,7 +96,7 @@ def from_openapi(doc: Any, path: str | Path, with_state: str | Path | None = Non
         for name, spec in native["operations"].items()
         if spec.get("effects") and name not in explicit_effects
     )
-    return loader.build(
+    contract = loader.build(
         native,
         path,
         document=doc,
@@ -103,6 +110,7 @@ def from_openapi(doc: Any, path: str | Path, with_state: str | Path | None = Non
         inferred_effects=inferred_effects if infer else frozenset(),
         operation_locs=locs,
     )
+    return attrs.evolve(contract, load_defects=translator.defects()) if translator.found else contract
 
 
 def _extend(items: LocList, explicit: Any, loc: Location) -> None:
@@ -140,8 +148,14 @@ def _copy_locs(target: Any, source: Any) -> None:
         own.update(locs)
 
 
+# formats JSON Schema 2020-12 and OpenAPI define; any other is an annotation nobody checks
+KNOWN_FORMATS = frozenset(
+    ["date-time", "date", "time", "duration", "email", "idn-email", "hostname", "idn-hostname", "ipv4", "ipv6", "uri", "uri-reference", "iri", "iri-reference", "uuid", "uri-template", "json-pointer", "relative-json-pointer", "regex", "int32", "int64", "float", "double", "byte", "binary", "password"]
+)
+
+
 class _Translator:
-    def __init__(self, doc: Any, path: Path) -> None:
+    def __init__(self, doc: Any, path: Path, strict: bool = False) -> None:
         self.doc = doc
         self.path = path
         self.file_loc = getattr(doc, "loc", None) or Location(str(path))
@@ -154,7 +168,9 @@ class _Translator:
                 locate(doc, ["openapi"], self.file_loc),
             )
         self.version = version
-        self.bundler = _refs.DocumentBundler(doc, path, transform=self._dialect)
+        self.strict = strict
+        self.found: dict[tuple[str, str], tuple[Location, int]] = {}
+        self.bundler = _refs.DocumentBundler(doc, path, transform=self._dialect, inspect=self._inspect)
         self.schemas: list[tuple[dict[str, Any], Location]] = []
         self.names: dict[tuple[str, str], str] = {}
         self.op_exts: dict[str, Mapping[str, Any]] = {}
@@ -164,6 +180,47 @@ class _Translator:
 
     def loc(self, *parts: str | int) -> Location:
         return locate(self.doc, list(parts), self.file_loc)
+
+    def _inspect(self, node: Mapping[str, Any]) -> None:
+        """Note a defect of a schema as written, at its own location (or stop on it if strict)."""
+        required = node.get("required")
+        if isinstance(required, list):
+            seen: set[Any] = set()
+            for name in required:
+                if isinstance(name, str) and name in seen:
+                    self.defect(
+                        "duplicate-required", f"{name!r} is listed twice in required", node, "required"
+                    )
+                seen.add(name)
+        if self.version.startswith("3.1"):
+            for bound in ("exclusiveMinimum", "exclusiveMaximum"):
+                if isinstance(node.get(bound), bool):
+                    self.defect(
+                        "openapi-3.0-keyword",
+                        f"boolean {bound} is OpenAPI 3.0; a 3.1 document gives the bound as a number "
+                        "(read as 3.0 means it)",
+                        node,
+                        bound,
+                    )
+        fmt = node.get("format")
+        if isinstance(fmt, str) and fmt not in KNOWN_FORMATS and isinstance(node.get("type"), str | list):
+            self.defect("unknown-format", f"unknown format {fmt!r} (not checked)", node, "format")
+
+    def defect(self, kind: str, message: str, node: Any, key: str) -> None:
+        where = locate(node, [key], getattr(node, "loc", None) or self.file_loc)
+        if self.strict:
+            raise ContractError(f"{message} (--strict)", where)
+        first = (kind, message)
+        if first in self.found:  # the same defect elsewhere: counted, reported once
+            self.found[first] = (self.found[first][0], self.found[first][1] + 1)
+        else:
+            self.found[first] = (where, 1)
+
+    def defects(self) -> tuple[tuple[str, str, Location], ...]:
+        return tuple(
+            (kind, message if count == 1 else f"{message}; {count} places like this one", where)
+            for (kind, message), (where, count) in self.found.items()
+        )
 
     def _dialect(self, schema: Any) -> Any:
         """OpenAPI's dialect to JSON Schema 2020-12, applied once to each node the bundler copies."""

@@ -146,10 +146,15 @@ def report(contract: Contract, findings: list[Finding]) -> dict[str, Any]:
 @click.command("check", epilog=EXIT_CODES)
 @click.argument("contract", type=click.Path(dir_okay=False))
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Defects an OpenAPI document is read past (duplicate required, unknown formats...) are errors.",
+)
 @contract_options
-def command(contract: str, with_state: str | None, fmt: str, closed_world: bool) -> int:
+def command(contract: str, with_state: str | None, fmt: str, closed_world: bool, strict: bool) -> int:
     """Load, validate and lint CONTRACT. Exit 0 when it loads (findings are warnings), 2 when it cannot."""
-    loaded = load(contract, with_state=with_state, closed_world=closed_world)
+    loaded = load(contract, with_state=with_state, closed_world=closed_world, strict=strict)
     findings = all_findings(loaded)
     if fmt == "json":
         click.echo(json.dumps(report(loaded, findings), indent=2, default=str))
