@@ -31,7 +31,7 @@ from envfactory.trajectory import (
     parse_list_item,
     read_trajectories,
 )
-from envfactory.verify import Result, Verifier, unreadable
+from envfactory.verification import Result, Verifier, unreadable
 
 CHUNK_LINES = 512
 CHUNK_BYTES = 1 << 20

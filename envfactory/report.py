@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator
 from typing import IO, Any
 
 from envfactory._output import EXIT_FINDING, EXIT_OK, EXIT_UNDECIDED, EXIT_USAGE, plural, safe_text
-from envfactory.verify import VERDICTS, Result
+from envfactory.verification import VERDICTS, Result
 
 FORMATS = ("text", "json", "junit")
 
