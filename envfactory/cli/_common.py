@@ -22,7 +22,6 @@ from envfactory._output import (
     plural,
     safe_text,
 )
-from envfactory.contracts.errors import UsageError
 
 __all__ = [
     "EXIT_CODES",
@@ -129,6 +128,8 @@ def output_stream(out: str) -> Iterator[IO[bytes]]:
     so a run that fails half-way leaves no partial file and the previous one as it was. Anything
     else that exists (``/dev/null``, a pipe, a symbolic link) is written to directly.
     """
+    from envfactory.contracts.errors import UsageError
+
     if out == "-":
         yield sys.stdout.buffer
         sys.stdout.buffer.flush()
