@@ -11,7 +11,13 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-LAYERS = {"contracts": "contracts", "trajectory": "trajectory", "statemachine": "statemachine", "solver": "solver", "fuzz": "fuzz"}
+LAYERS = {
+    "contracts": "contracts",
+    "trajectory": "trajectory",
+    "statemachine": "statemachine",
+    "solver": "solver",
+    "fuzz": "fuzz",
+}
 
 
 def _tool(name: str) -> str:
