@@ -7,8 +7,10 @@ results is the commands' own business); a bug in envfactory is one line too, and
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
+import signal
 import sys
 import tempfile
 from typing import Any
@@ -102,6 +104,7 @@ def main(argv: list[str] | None = None) -> Any:
         "HYPOTHESIS_STORAGE_DIRECTORY",
         os.path.join(tempfile.gettempdir(), f"envfactory-hypothesis-{os.getuid()}"),
     )
+    _terminate_as_interrupt()
     try:
         code = cli.main(args=args, prog_name="envfactory", standalone_mode=False)
     except click.exceptions.Abort:
@@ -130,6 +133,17 @@ def main(argv: list[str] | None = None) -> Any:
         )
         sys.exit(EXIT_INTERNAL)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _terminate_as_interrupt() -> None:
+    """SIGTERM does what Ctrl-C does (issue 20 item 6): KeyboardInterrupt unwinds the command, so
+    partial output files are removed and worker pools shut down, and the exit code is 130."""
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    with contextlib.suppress(ValueError):  # not the main thread (embedded use): leave it be
+        signal.signal(signal.SIGTERM, interrupt)
 
 
 def _usage_prefix(err: click.ClickException) -> str:
