@@ -45,6 +45,9 @@ MAX_JSON_DEPTH = 64
 MAX_SESSIONS = 1024
 BODY_TIMEOUT = 10.0
 MAX_HEADER_BYTES = 16 << 10
+HEADER_TIMEOUT = 10.0  # seconds for a request line and headers to arrive
+MAX_CONNECTIONS_PER_CLIENT = 128
+MAX_CONNECTIONS = 1000
 _SESSION_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}\Z")
 
 
@@ -347,7 +350,98 @@ def _typed(text: str, schema: Any) -> Any:
 # ------------------------------------------------------------------------------------- running
 
 
-def uvicorn_config(app: Any, host: str, port: int, **overrides: Any) -> Any:
+def guarded_protocol(
+    header_timeout: float = HEADER_TIMEOUT,
+    max_per_client: int = MAX_CONNECTIONS_PER_CLIENT,
+    max_connections: int = MAX_CONNECTIONS,
+) -> type:
+    """uvicorn's h11 protocol with the guards it lacks against idle connections.
+
+    uvicorn starts no timer before a connection's first request line, so 1,000 sockets that send
+    nothing held every slot and real requests got 503. Here a request head (line and headers)
+    must be complete within ``header_timeout`` seconds of the connection opening or of its first
+    byte after a keep-alive pause, else the connection is closed; and a client address may hold
+    ``max_per_client`` connections (``max_connections`` in all): past that, the oldest connection
+    with no request in progress makes room, so a new client is served while idle ones wait.
+    """
+    import h11
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class GuardedH11Protocol(H11Protocol):
+        _timer: asyncio.TimerHandle | None = None
+
+        def _registry(self) -> OrderedDict[Any, None]:
+            found = getattr(self.server_state, "envfactory_connections", None)
+            if found is None:
+                found = OrderedDict()
+                self.server_state.envfactory_connections = found  # type: ignore[attr-defined]
+            return found
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            registry = self._registry()
+            host = self.client[0] if self.client else None
+            same = [c for c in registry if c.client and host is not None and c.client[0] == host]
+            if len(same) >= max_per_client:
+                _evict_idle(same, self)
+            if len(registry) >= max_connections:
+                _evict_idle(list(registry), self)
+            if not transport.is_closing():
+                registry[self] = None
+                self._arm()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._registry().pop(self, None)
+            self._disarm()
+            super().connection_lost(exc)
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+                if self._timer is None:
+                    self._arm()  # a new request head started: it has header_timeout to finish
+            else:
+                self._disarm()
+
+        def idle(self) -> bool:
+            """No request in progress: the head has not arrived, or the last response went out."""
+            return self.conn.their_state is h11.IDLE and (self.cycle is None or self.cycle.response_complete)
+
+        def _arm(self) -> None:
+            self._disarm()
+            self._timer = self.loop.call_later(header_timeout, self._expire)
+
+        def _disarm(self) -> None:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+
+        def _expire(self) -> None:
+            self._timer = None
+            if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+                self.transport.close()
+
+    return GuardedH11Protocol
+
+
+def _evict_idle(candidates: list[Any], newcomer: Any) -> None:
+    """Close the oldest idle connection among ``candidates``, or the newcomer when none is idle."""
+    for conn in candidates:
+        if conn is not newcomer and conn.idle() and not conn.transport.is_closing():
+            conn.transport.close()
+            return
+    newcomer.transport.close()
+
+
+def uvicorn_config(
+    app: Any,
+    host: str,
+    port: int,
+    *,
+    header_timeout: float = HEADER_TIMEOUT,
+    max_per_client: int = MAX_CONNECTIONS_PER_CLIENT,
+    **overrides: Any,
+) -> Any:
     """uvicorn settings with the limits that keep hostile clients from hurting the server."""
     import uvicorn
 
@@ -357,8 +451,8 @@ def uvicorn_config(app: Any, host: str, port: int, **overrides: Any) -> Any:
         "log_level": "warning",
         "h11_max_incomplete_event_size": MAX_HEADER_BYTES,
         "timeout_keep_alive": 5,
-        "limit_concurrency": 1000,
-        "http": "h11",
+        "limit_concurrency": 2 * MAX_CONNECTIONS,
+        "http": guarded_protocol(header_timeout, max_per_client, MAX_CONNECTIONS),
         "lifespan": "off",
         "access_log": False,
     }
