@@ -19,6 +19,7 @@ limits in ``serve``.
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import socket
 import threading
@@ -33,10 +34,13 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from envfactory._decode import decode_json
+from envfactory._values import INT_MAX, INT_MIN
+from envfactory.contracts.errors import TrajectoryError
 from envfactory.contracts.model import Contract, Operation
 from envfactory.statemachine.simulator import Response as SimResponse
 from envfactory.statemachine.simulator import Simulator
-from envfactory.trajectory import dumps_trajectory
+from envfactory.trajectory import dumps_trajectory, to_json
 
 SESSION_HEADER = "x-envfactory-session"
 DEFAULT_SESSION = "default"
@@ -89,8 +93,16 @@ class MockServer:
         return found
 
 
+def _dumps(value: Any) -> bytes:
+    """JSON bytes; the standard library's exact integers where orjson refuses one past 64 bits."""
+    try:
+        return orjson.dumps(value)
+    except TypeError:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
 def _json(status: int, value: Any) -> Response:
-    return Response(orjson.dumps(value), status_code=status, media_type="application/json")
+    return Response(_dumps(value), status_code=status, media_type="application/json")
 
 
 def _error(status: int, message: str, **extra: Any) -> Response:
@@ -125,12 +137,35 @@ async def _read_json(request: Request, *, required: bool) -> Any:
             raise _BadRequest(400, "expected a JSON body")
         return None
     try:
-        value = orjson.loads(data)
+        value, exact = decode_json(data)
     except orjson.JSONDecodeError as err:
+        raise _BadRequest(400, f"the body is not JSON: {err}") from None
+    except ValueError as err:
         raise _BadRequest(400, f"the body is not JSON: {err}") from None
     if _too_deep(value, MAX_JSON_DEPTH):
         raise _BadRequest(400, f"the body nests deeper than {MAX_JSON_DEPTH} levels")
+    if exact:  # a long number literal: read exactly, and refused past 64 bits as verify does
+        _check_ints(value)
     return value
+
+
+def _check_ints(value: Any) -> None:
+    """Raise 400 for an integer outside 64 bits anywhere in ``value`` (orjson would have made it
+    a float, and two ids above 2^64 the same float)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, int) and not INT_MIN <= item <= INT_MAX:
+            raise _BadRequest(400, f"integer {_short(item)} does not fit in 64 bits")
+
+
+def _short(number: int) -> str:
+    text = str(number)
+    return text if len(text) <= 24 else f"{text[:10]}...{text[-6:]} ({len(text)} digits)"
 
 
 def _too_deep(value: Any, limit: int) -> bool:
@@ -219,7 +254,11 @@ def create_app(
         name = request.headers.get(SESSION_HEADER, DEFAULT_SESSION)
         async with session.lock:
             traj = session.sim.trajectory(id=f"session-{name}")
-        return Response(dumps_trajectory(traj) + b"\n", media_type="application/x-ndjson")
+        try:
+            line = dumps_trajectory(traj)
+        except TrajectoryError:  # a value orjson cannot write: never a 500 for the session
+            line = _dumps(to_json(traj))
+        return Response(line + b"\n", media_type="application/x-ndjson")
 
     routes = [
         Route("/_state", _guard(state), methods=["GET"]),
@@ -334,9 +373,11 @@ def _typed(text: str, schema: Any) -> Any:
     kinds = kind if isinstance(kind, list) else [kind]
     if "integer" in kinds:
         try:
-            return int(text)
+            number = int(text)
         except ValueError:
             return text
+        _check_ints(number)
+        return number
     if "number" in kinds:
         try:
             return float(text)
