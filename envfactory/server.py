@@ -36,8 +36,10 @@ from starlette.routing import Route
 
 from envfactory._decode import decode_json
 from envfactory._values import INT_MAX, INT_MIN
-from envfactory.contracts.errors import TrajectoryError
+from envfactory.contracts._validate import SchemaValidator
+from envfactory.contracts.errors import EnvfactoryError, TrajectoryError
 from envfactory.contracts.model import Contract, Operation
+from envfactory.contracts.values import to_json as state_value_to_json
 from envfactory.statemachine.simulator import Response as SimResponse
 from envfactory.statemachine.simulator import Simulator
 from envfactory.trajectory import dumps_trajectory, to_json
@@ -78,6 +80,47 @@ class MockServer:
         self.seed = seed
         self.max_sessions = max_sessions
         self.sessions: OrderedDict[str, _Session] = OrderedDict()
+        self._state_validators: dict[str, tuple[SchemaValidator, SchemaValidator | None]] = {}
+
+    def _validators(self, name: str) -> tuple[SchemaValidator, SchemaValidator | None]:
+        found = self._state_validators.get(name)
+        if found is None:
+            var = self.contract.state[name]
+            key = SchemaValidator(var.key_schema) if var.collection and var.key_schema is not None else None
+            found = self._state_validators[name] = (SchemaValidator(var.schema), key)
+        return found
+
+    def initial_problem(self, sim: Simulator, initial: Mapping[str, Any]) -> Response | None:
+        """A 400 answer when ``initial`` could not be a trajectory's ``initial``: a name the state
+        lacks, a value or record outside its schema, or an invariant it breaks (with the clause)."""
+        try:
+            state = sim.machine.initial_state(initial)
+        except EnvfactoryError as err:
+            return _error(400, f"initial: {err.message}", kind="initial")
+        for name in sorted(initial):
+            var = self.contract.state[name]
+            value, key_check = self._validators(name)
+            if not var.collection:
+                problem = _schema_problem(value, state_value_to_json(state[name]), name)
+            else:
+                problem = None
+                for key, record in state[name].items():
+                    problem = (key_check and _schema_problem(key_check, key, f"{name} key {key!r}")) or (
+                        _schema_problem(value, state_value_to_json(record), f"{name}[{key!r}]")
+                    )
+                    if problem:
+                        break
+            if problem:
+                return _error(400, problem, kind="initial")
+        failure = sim.machine.check_invariants(state)
+        if failure is not None:
+            extra = {"clause": failure.clause_text}
+            if failure.location is not None:
+                extra["location"] = str(failure.location)
+            return _error(
+                400, f"the initial state breaks invariant: {failure.message}", kind="invariant", **extra
+            )
+        return None
 
     def session(self, request: Request) -> _Session:
         name = request.headers.get(SESSION_HEADER, DEFAULT_SESSION)
@@ -99,6 +142,14 @@ def _dumps(value: Any) -> bytes:
         return orjson.dumps(value)
     except TypeError:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def _schema_problem(validator: SchemaValidator, value: Any, where: str) -> str | None:
+    violation = validator.first(value)
+    if violation is None:
+        return None
+    path = "".join(f"[{p!r}]" if isinstance(p, str) else f"[{p}]" for p in violation.path)
+    return f"initial {where}{path}: {violation.message}"
 
 
 def _json(status: int, value: Any) -> Response:
@@ -243,9 +294,13 @@ def create_app(
         elif body is not None:
             raise _BadRequest(400, "the reset body must be an object: {seed, initial}")
         async with session.lock:
+            if initial is not None:
+                problem = server.initial_problem(session.sim, initial)
+                if problem is not None:
+                    return problem
             try:
                 session.sim.reset(seed=seed_value, initial=initial)
-            except Exception as err:  # an EnvfactoryError from a bad initial state
+            except EnvfactoryError as err:
                 raise _BadRequest(400, str(err)) from None
             return _json(200, session.sim.state_json())
 
