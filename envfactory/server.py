@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import re
 import socket
 import threading
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
@@ -54,6 +55,11 @@ MAX_HEADER_BYTES = 16 << 10
 HEADER_TIMEOUT = 10.0  # seconds for a request line and headers to arrive
 MAX_CONNECTIONS_PER_CLIENT = 128
 MAX_CONNECTIONS = 1000
+CALL_OVERHEAD = 256  # bytes a kept call costs beyond its input and output (the entry, the response)
+MAX_HISTORY = 10_000  # calls kept per session
+MAX_HISTORY_BYTES = 8 << 20  # bytes of inputs and outputs kept per session
+MAX_TOTAL_HISTORY_BYTES = 64 << 20  # ... and over all sessions
+_LOG = logging.getLogger("envfactory.server")
 _SESSION_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}\Z")
 
 
@@ -65,22 +71,94 @@ class _BadRequest(Exception):
 
 
 class _Session:
-    __slots__ = ("lock", "sim")
+    """One client's simulator, its lock, and what its kept history costs (bytes per call)."""
 
-    def __init__(self, sim: Simulator) -> None:
+    __slots__ = ("dropped", "history_bytes", "lock", "name", "note", "sim", "sizes")
+
+    def __init__(self, name: str, sim: Simulator, note: str | None) -> None:
+        self.name = name
         self.sim = sim
         self.lock = asyncio.Lock()
+        self.sizes: deque[int] = deque()
+        self.history_bytes = 0
+        self.dropped = 0
+        self.note = note  # why an earlier session of this name is gone, said once in /_state
+
+    def headers(self) -> dict[str, str]:
+        out = {
+            "x-envfactory-history": f"kept={len(self.sizes)} dropped={self.dropped} bytes={self.history_bytes}"
+        }
+        if self.note is not None:
+            out["x-envfactory-evicted"] = self.note
+        return out
 
 
 class MockServer:
-    """The app's state: the contract, its sessions (least recently used evicted past the cap)."""
+    """The app's state: the contract and its sessions, bounded.
 
-    def __init__(self, contract: Contract, *, seed: int = 0, max_sessions: int = MAX_SESSIONS) -> None:
+    A session keeps at most ``max_history`` calls and ``max_history_bytes`` of them (inputs and
+    outputs as sent); past either, its oldest calls are dropped (down to half) and
+    ``/_trajectory`` starts from the state before the first kept call, saying how many went. All
+    sessions together keep at most ``max_total_bytes`` of history, and at most ``max_sessions``
+    sessions live: past either, the least recently used session is evicted, said in the log and
+    in the ``X-Envfactory-Evicted`` header of the next ``/_state`` of that name.
+    """
+
+    def __init__(
+        self,
+        contract: Contract,
+        *,
+        seed: int = 0,
+        max_sessions: int = MAX_SESSIONS,
+        max_history: int = MAX_HISTORY,
+        max_history_bytes: int = MAX_HISTORY_BYTES,
+        max_total_bytes: int = MAX_TOTAL_HISTORY_BYTES,
+    ) -> None:
         self.contract = contract
         self.seed = seed
         self.max_sessions = max_sessions
+        self.max_history = max_history
+        self.max_history_bytes = max_history_bytes
+        self.max_total_bytes = max_total_bytes
+        self.total_bytes = 0
         self.sessions: OrderedDict[str, _Session] = OrderedDict()
+        self.evicted: OrderedDict[str, str] = OrderedDict()  # name -> why, the newest few thousand
         self._state_validators: dict[str, tuple[SchemaValidator, SchemaValidator | None]] = {}
+
+    def record(self, session: _Session, size: int) -> None:
+        """Account one call of ``size`` bytes to ``session``; trim and evict past the bounds."""
+        session.sizes.append(size)
+        session.history_bytes += size
+        self.total_bytes += size
+        if len(session.sizes) > self.max_history or session.history_bytes > self.max_history_bytes:
+            before = session.history_bytes
+            while session.sizes and (
+                len(session.sizes) > self.max_history // 2
+                or session.history_bytes > self.max_history_bytes // 2
+            ):
+                session.history_bytes -= session.sizes.popleft()
+            session.dropped += session.sim.forget(len(session.sizes))
+            self.total_bytes -= before - session.history_bytes
+        while self.total_bytes > self.max_total_bytes and len(self.sessions) > 1:
+            oldest = next(iter(self.sessions))
+            if oldest == session.name:
+                self.sessions.move_to_end(oldest)
+                continue
+            self._evict(oldest, f"history of all sessions over {self.max_total_bytes} bytes")
+
+    def forget_history(self, session: _Session) -> None:
+        self.total_bytes -= session.history_bytes
+        session.sizes.clear()
+        session.history_bytes = 0
+        session.dropped = 0
+
+    def _evict(self, name: str, why: str) -> None:
+        gone = self.sessions.pop(name)
+        self.total_bytes -= gone.history_bytes
+        self.evicted[name] = why
+        if len(self.evicted) > 4 * self.max_sessions:
+            self.evicted.popitem(last=False)
+        _LOG.warning("session %r evicted (%s) after %d calls", name, why, gone.sim.steps)
 
     def _validators(self, name: str) -> tuple[SchemaValidator, SchemaValidator | None]:
         found = self._state_validators.get(name)
@@ -129,8 +207,9 @@ class MockServer:
         found = self.sessions.get(name)
         if found is None:
             if len(self.sessions) >= self.max_sessions:
-                self.sessions.popitem(last=False)
-            found = self.sessions[name] = _Session(Simulator(self.contract, seed=self.seed))
+                self._evict(next(iter(self.sessions)), f"more than {self.max_sessions} sessions")
+            note = self.evicted.pop(name, None)
+            found = self.sessions[name] = _Session(name, Simulator(self.contract, seed=self.seed), note)
         else:
             self.sessions.move_to_end(name)
         return found
@@ -183,6 +262,9 @@ async def _read_json(request: Request, *, required: bool) -> Any:
     except TimeoutError:
         raise _BadRequest(408, "the body took too long to arrive") from None
     data = b"".join(chunks)
+    # what keeping the parsed body costs: its bytes, and some 64 more per value (a Python object
+    # and its slot), counted from the separators at C speed
+    request.state.body_bytes = size + 64 * (data.count(b",") + 1)
     if not data.strip():
         if required:
             raise _BadRequest(400, "expected a JSON body")
@@ -261,21 +343,38 @@ def _guard(handler: Endpoint) -> Endpoint:
 
 
 def create_app(
-    contract: Contract, *, seed: int = 0, max_sessions: int = MAX_SESSIONS, body_timeout: float = BODY_TIMEOUT
+    contract: Contract,
+    *,
+    seed: int = 0,
+    max_sessions: int = MAX_SESSIONS,
+    body_timeout: float = BODY_TIMEOUT,
+    **bounds: int,
 ) -> Starlette:
     """The ASGI app serving ``contract`` (see the module docstring for the routes); a body that
-    takes longer than ``body_timeout`` seconds to arrive is answered 408."""
-    server = MockServer(contract, seed=seed, max_sessions=max_sessions)
+    takes longer than ``body_timeout`` seconds to arrive is answered 408; ``bounds`` are
+    ``MockServer``'s history bounds."""
+    server = MockServer(contract, seed=seed, max_sessions=max_sessions, **bounds)
 
     async def call(request: Request, op: Operation, value: Any) -> Response:
         session = server.session(request)
         async with session.lock:
-            return _respond(session.sim.call(op.name, value), op)
+            answer = _respond(session.sim.call(op.name, value), op)
+            size = (
+                CALL_OVERHEAD
+                + getattr(request.state, "body_bytes", 0)
+                + len(request.url.query)
+                + len(answer.body)
+            )
+            server.record(session, size + len(request.url.path))
+            return answer
 
     async def state(request: Request) -> Response:
         session = server.session(request)
         async with session.lock:
-            return _json(200, session.sim.state_json())
+            answer = _json(200, session.sim.state_json())
+            answer.headers.update(session.headers())
+            session.note = None
+            return answer
 
     async def reset(request: Request) -> Response:
         session = server.session(request)
@@ -302,13 +401,21 @@ def create_app(
                 session.sim.reset(seed=seed_value, initial=initial)
             except EnvfactoryError as err:
                 raise _BadRequest(400, str(err)) from None
+            server.forget_history(session)
             return _json(200, session.sim.state_json())
 
     async def trajectory(request: Request) -> Response:
         session = server.session(request)
         name = request.headers.get(SESSION_HEADER, DEFAULT_SESSION)
         async with session.lock:
-            traj = session.sim.trajectory(id=f"session-{name}")
+            meta = None
+            if session.dropped:
+                meta = {
+                    "dropped_calls": session.dropped,
+                    "note": f"the oldest {session.dropped} calls were dropped to bound memory; "
+                    "initial is the state before the first call kept",
+                }
+            traj = session.sim.trajectory(id=f"session-{name}", meta=meta)
         try:
             line = dumps_trajectory(traj)
         except TrajectoryError:  # a value orjson cannot write: never a 500 for the session
