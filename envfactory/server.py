@@ -35,8 +35,6 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from envfactory._decode import decode_json
-from envfactory._values import INT_MAX, INT_MIN
 from envfactory.contracts._validate import SchemaValidator
 from envfactory.contracts.errors import EnvfactoryError, TrajectoryError
 from envfactory.contracts.model import Contract, Operation
@@ -59,6 +57,9 @@ CALL_OVERHEAD = 256  # bytes a kept call costs beyond its input and output (the 
 MAX_HISTORY = 10_000  # calls kept per session
 MAX_HISTORY_BYTES = 8 << 20  # bytes of inputs and outputs kept per session
 MAX_TOTAL_HISTORY_BYTES = 64 << 20  # ... and over all sessions
+INT_MIN, INT_MAX = -(1 << 63), (1 << 64) - 1  # what orjson reads and writes exactly
+_DIGITS = bytes(48 if 48 <= i <= 57 else 32 for i in range(256))  # digits to "0", the rest " "
+_LONG_LITERAL = b"0" * 19  # a literal that may not fit in 64 bits
 _LOG = logging.getLogger("envfactory.server")
 _SESSION_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}\Z")
 
@@ -270,10 +271,11 @@ async def _read_json(request: Request, *, required: bool) -> Any:
             raise _BadRequest(400, "expected a JSON body")
         return None
     try:
-        value, exact = decode_json(data)
-    except orjson.JSONDecodeError as err:
-        raise _BadRequest(400, f"the body is not JSON: {err}") from None
-    except ValueError as err:
+        value = orjson.loads(data)
+        exact = _LONG_LITERAL in data.translate(_DIGITS)
+        if exact:  # orjson turns a literal past 64 bits into a float: read it exactly instead
+            value = json.loads(data)
+    except (ValueError, RecursionError) as err:  # orjson.JSONDecodeError is a ValueError
         raise _BadRequest(400, f"the body is not JSON: {err}") from None
     if _too_deep(value, MAX_JSON_DEPTH):
         raise _BadRequest(400, f"the body nests deeper than {MAX_JSON_DEPTH} levels")
