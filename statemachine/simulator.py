@@ -166,6 +166,25 @@ class Simulator:
         twin._last = self._last
         return twin
 
+    def forget(self, keep: int) -> int:
+        """Drop all but the newest ``keep`` calls from the history and return how many went: the
+        state and step count (so the output seeds) stay, and ``trajectory()`` starts from the
+        state before the first kept call, so it still verifies. Bounds a long-lived session."""
+        entries = list(self._entries())  # newest first
+        if len(entries) <= keep:
+            return 0
+        state = initial_state(self._c.contract, self._initial)
+        for entry in reversed(entries[keep:]):
+            if entry.response.accepted:
+                op = self._c.contract.operations[entry.tool]
+                state = self._c.machine.apply(state, op, entry.input, entry.response.output)
+        self._initial = {name: value_to_json(value) for name, value in state.items()}
+        node = None
+        for entry in reversed(entries[:keep]):
+            node = _Entry(entry.tool, entry.input, entry.response, node, entry.length)
+        self._last = node
+        return len(entries) - keep
+
     # -- reading ----------------------------------------------------------------------------------
 
     @property
