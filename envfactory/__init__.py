@@ -23,11 +23,23 @@ from envfactory.contracts.errors import (
 )
 from envfactory.contracts.loader import load
 from envfactory.contracts.model import Clause, Contract, Operation, StateVar
+from envfactory.statemachine.outputs import install_solver
 from envfactory.trajectory import Hole, Step, Trajectory, read_trajectories, write_trajectories
 
 # Imported eagerly: the submodule ``envfactory.verify`` would otherwise shadow the function of
 # the same name as soon as anything imports it. It pulls in neither Z3 nor Hypothesis.
 from envfactory.verify import Result, verify
+
+
+def _solve_output(*args: Any) -> Any:
+    """The solver layer's output solver for every simulator (composition root: the statemachine
+    layer receives it as a function); imported on first use, so ``import envfactory`` stays Z3-free."""
+    from envfactory.solver.outputs import solve_output
+
+    return solve_output(*args)
+
+
+install_solver(_solve_output)
 
 if TYPE_CHECKING:
     from envfactory.solver.graph import compile
