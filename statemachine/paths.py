@@ -73,16 +73,33 @@ def resolve_pointer(root: Any, ref: str, missing: Any = None) -> Any:
 
 
 def schema_at(schema: Any, path: Path, root: Any = None) -> Any:
-    """The sub-schema that describes ``path`` inside values of ``schema`` (``{}`` if unknown)."""
+    """The sub-schema that describes ``path`` inside values of ``schema`` (``{}`` if unknown).
+
+    A property declared inside ``allOf`` (or a branch of ``anyOf``/``oneOf``) counts: OpenAPI
+    documents compose their records that way (Box's ``Comment--Full`` is ``allOf`` of three)."""
     root = schema if root is None else root
     node = schema
     for part in path:
-        node = deref(node, root)
-        props = node.get("properties") if isinstance(node, Mapping) else None
-        if not isinstance(props, Mapping) or part not in props:
+        found = _property(node, part, root, 0)
+        if found is None:
             return {}
-        node = props[part]
+        node = found
     return deref(node, root)
+
+
+def _property(node: Any, name: str, root: Any, depth: int) -> Any:
+    node = deref(node, root)
+    if not isinstance(node, Mapping) or depth > MAX_DEPTH:
+        return None
+    props = node.get("properties")
+    if isinstance(props, Mapping) and name in props:
+        return props[name]
+    for key in ("allOf", "anyOf", "oneOf"):
+        for branch in node.get(key) or ():
+            found = _property(branch, name, root, depth + 1)
+            if found is not None:
+                return found
+    return None
 
 
 def deref(node: Any, root: Any) -> Any:

@@ -22,6 +22,8 @@ from envfactory.statemachine.paths import MAX_DEPTH, merge_schemas, resolve_poin
 MAX_NODES = 2000
 """Most values one draw builds; past it nested values are null (a recursive schema cannot explode)."""
 _INT_SPAN = 1000
+LEAN_DEPTH = 6
+"""Below this nesting depth the sampler draws lean values (see ``Sampler._lean``)."""
 ATTEMPTS = 8
 """Draws tried until one validates."""
 
@@ -221,11 +223,14 @@ class Sampler:
             return self.value(resolved, root, name, depth + 1)
         if "const" in schema:
             return schema["const"]
+        if self._lean(depth) and (schema.get("nullable") is True or _admits_null(schema)):
+            return None
         if "enum" in schema and isinstance(schema["enum"], list) and schema["enum"]:
             return self.rng.choice(schema["enum"])
         for key in ("oneOf", "anyOf"):
             if isinstance(schema.get(key), list) and schema[key]:
-                branch = self.rng.choice(schema[key])
+                branches = schema[key]
+                branch = _simplest(branches) if self._lean(depth) else self.rng.choice(branches)
                 rest = {k: v for k, v in schema.items() if k != key}
                 return self.value(merge_schemas(rest, branch), root, name, depth + 1)
         if isinstance(schema.get("allOf"), list):
@@ -273,6 +278,12 @@ class Sampler:
         if any(k in schema for k in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")):
             return "integer"
         return "any"
+
+    def _lean(self, depth: int) -> bool:
+        """Past a quarter of the node budget, or deep down, draw the smallest valid value (no
+        optional fields, shortest lists, null where allowed, the simplest branch): a large
+        document's schemas (Stripe's) otherwise hit the budget and come out invalid."""
+        return self._nodes > MAX_NODES // 4 or depth > LEAN_DEPTH
 
     def _any(self, depth: int) -> Any:
         return self.rng.choice([self.rng.randint(0, 100), self.faker().word(), self.rng.random() < 0.5])
@@ -360,7 +371,7 @@ class Sampler:
         lo = lo if isinstance(lo, int) and lo >= 0 else 0
         hi = hi if isinstance(hi, int) and hi >= lo else lo + 3
         items = schema.get("items", {})
-        count = self.rng.randint(lo, min(hi, lo + 3))
+        count = lo if self._lean(depth) else self.rng.randint(lo, min(hi, lo + 3))
         result = [self.value(items, root, None, depth + 1) for _ in range(count)]
         if schema.get("uniqueItems"):
             unique: list[Any] = []
@@ -376,12 +387,33 @@ class Sampler:
         required = schema.get("required")
         required = set(required) if isinstance(required, list) else set()
         result: dict[str, Any] = {}
+        lean = self._lean(depth)
         for key, sub in props.items():
-            if key in required or self.rng.random() < 0.5:
+            if key in required or (not lean and self.rng.random() < 0.5):
                 result[key] = self.value(sub, root, key, depth + 1)
         for key in sorted(k for k in required if k not in result and isinstance(k, str)):
             result[key] = self._any(depth)
         return result
+
+
+def _admits_null(schema: Mapping[str, Any]) -> bool:
+    declared = schema.get("type")
+    return declared == "null" or (isinstance(declared, list) and "null" in declared)
+
+
+def _simplest(branches: Sequence[Any]) -> Any:
+    """The branch that costs least to draw: null, then a scalar, then one without a ``$ref``."""
+
+    def cost(branch: Any) -> int:
+        if not isinstance(branch, Mapping):
+            return 3
+        if _admits_null(branch) or branch.get("nullable") is True:
+            return 0
+        if branch.get("type") in ("string", "integer", "number", "boolean") or "enum" in branch:
+            return 1
+        return 2 if "$ref" not in branch else 3
+
+    return min(branches, key=cost)
 
 
 def int_bounds(schema: Mapping[str, Any]) -> tuple[int | None, int | None]:

@@ -26,6 +26,7 @@ CONTRACTS = sorted(
     [
         *(ROOT / "examples").glob("*/*.yaml"),
         LIBRARY,
+        Path(__file__).parent / "composed_openapi.yaml",
         *(ROOT / "tests" / "realworld" / "corpus").glob("*.yaml"),
         *(ROOT / "tests" / "realworld" / "corpus").glob("*.json"),
     ]
