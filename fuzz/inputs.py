@@ -24,6 +24,8 @@ from typing import Any
 import orjson
 from hypothesis import strategies as st
 
+from envfactory.contracts._validate import SchemaValidator
+from envfactory.contracts.errors import ContractError
 from envfactory.fuzz.draws import ASCII, LOWER, UNICODE, Source
 from envfactory.fuzz.regex import compile_pattern
 
@@ -358,6 +360,22 @@ def object_properties(schema: Mapping[str, Any]) -> tuple[dict[str, Any], list[s
     return props, required, node.get("additionalProperties", True)
 
 
+_NEAR_MISSES = ("", "!", "a", "0", "A0", "a-b", " x ", "\u00e9")
+"""Strings to try against a ``pattern``: most patterns refuse some of them."""
+
+
+@lru_cache(maxsize=256)
+def unmatched(pattern: str) -> tuple[str, ...]:
+    """Up to two strings the pattern refuses (matched by the contract's own bounded regex
+    engine, so a hostile pattern cannot hang the fuzzer): an input past the pattern is the
+    classic unvalidated field."""
+    try:
+        check = SchemaValidator({"type": "string", "pattern": pattern})
+    except ContractError:
+        return ()
+    return tuple(s for s in _NEAR_MISSES if not check.is_valid(s))[:2]
+
+
 def boundary_values(field_schema: Any, root: Any) -> tuple[list[Any], list[Any]]:
     """A field's values just outside its bounds (the schema forbids them), and those on or just
     inside them with a few classic troublemakers (the schema may allow them)."""
@@ -390,6 +408,8 @@ def boundary_values(field_schema: Any, root: Any) -> tuple[list[Any], list[Any]]
             edges.append("a" * max_len)
         if isinstance(node.get("enum"), list):
             outside.append("NOT_IN_ENUM")
+        if isinstance(node.get("pattern"), str):
+            outside.extend(unmatched(node["pattern"]))
         edges.extend(
             [
                 "",
@@ -407,7 +427,10 @@ def boundary_values(field_schema: Any, root: Any) -> tuple[list[Any], list[Any]]
     return outside, edges
 
 
-MUTATIONS = ("wrong_type", "missing_field", "extra_field", "boundary", "not_an_object")
+MUTATIONS = ("boundary", "wrong_type", "boundary", "missing_field", "extra_field", "not_an_object")
+"""How a probe breaks an input schema, drawn uniformly: values just past a field's bounds (its
+pattern, length, range) twice as often as the rest, since each field has its own bounds and
+off-by-one and missing validation hide there."""
 
 
 def mutate(value: Any, schema: Mapping[str, Any], kind: str, choice: int, *, allow_non_object: bool) -> Any:

@@ -19,6 +19,7 @@ every draw the model rejects is sent as well (the call just past a limit is such
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from hypothesis import given
@@ -30,13 +31,14 @@ from envfactory.contracts.evaluator import Env
 from envfactory.contracts.model import Operation
 from envfactory.contracts.values import FrozenMap
 from envfactory.fuzz import inputs, oracle
+from envfactory.fuzz.corpus import Call
 from envfactory.fuzz.draws import Source
 from envfactory.fuzz.findings import Finding, crash_cause, error_for
 from envfactory.fuzz.steering import Steer
 from envfactory.trajectory import Step
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable
 
     from envfactory.fuzz.runner import Session
 
@@ -54,6 +56,8 @@ FLOW_ODDS = 3
 """A call takes one field's value from an earlier call one time in this many."""
 POOL = 64
 """Scalars from earlier inputs and outputs a case keeps for values that flow."""
+CORPUS_ODDS = 3
+"""Two test cases in this many start from a corpus entry, once the corpus has one."""
 STEP_LABEL = 0x5EED_F022
 
 
@@ -103,7 +107,18 @@ def _scalar_kind(schema: Any) -> type | None:
 class Case:
     """One test case: the model's state, the calls made so far and every key and value seen."""
 
-    __slots__ = ("known", "pool", "probes", "replaying", "seen", "session", "started", "state", "steps")
+    __slots__ = (
+        "accepted",
+        "known",
+        "pool",
+        "probes",
+        "replaying",
+        "seen",
+        "session",
+        "started",
+        "state",
+        "steps",
+    )
 
     def __init__(self, session: Session, *, replay: bool = False) -> None:
         if not replay:
@@ -117,6 +132,7 @@ class Case:
         self.seen: dict[str, set[Any]] = {c: set(keys) for c, keys in self.known.items()}
         self.pool: list[Any] = []
         self.probes = 0
+        self.accepted: list[Call] = []
         self.replaying = replay
         self.started = False
         session.target.reset()
@@ -134,6 +150,9 @@ class Case:
                 chosen = src.index(len(session.prefixes) + 1)  # shrinks to 0: no prefix
                 if chosen:
                     self.follow(plans, session.prefixes[chosen - 1], src)
+            entries = session.published
+            if entries and src.index(CORPUS_ODDS) != CORPUS_ODDS - 1:
+                self.resume(plans, entries[-1 - src.index(len(entries))])
         enabled = [p for p in plans if p.steer.possible(self.state)]
         # seven times in eight an operation the state may enable, else any: one draw, which
         # shrinks to the first enabled operation
@@ -307,6 +326,18 @@ class Case:
         if len(pool) > POOL:
             del pool[: len(pool) - POOL]
 
+    def resume(self, plans: list[OpPlan], entry: Sequence[Call]) -> None:
+        """Replay a corpus entry's calls as they were made, up to the first the model no longer
+        accepts (a target that hands out other ids this time), and go on from the state reached."""
+        session = self.session
+        ops = session.contract.operations
+        for name, value in entry:
+            op = ops[name]
+            expect = oracle.judge(session.model, self.state, op, value)
+            if not expect.accepted:
+                return
+            self.send(op, value, expect)
+
     def follow(self, plans: list[OpPlan], prefix: Sequence[str], src: Source) -> None:
         """Call the operations of a planned prefix in order, each input drawn as a valid-intent
         step draws it (so keys, ids and thresholds follow the target's own state)."""
@@ -334,6 +365,9 @@ class Case:
             if verdict is None:
                 session.covered(state, op.name, post)
                 self.state = post
+                self.accepted.append((op.name, value))
+                if session.corpus.novel(post, session.state_writes[op.name]) and not self.replaying:
+                    session.corpus.add(self.accepted)
                 for name in session.writes[op.name]:
                     self._remember(name, post.get(name))
                 self._remember_values(value, response.output)

@@ -28,6 +28,7 @@ from envfactory.contracts.model import Contract, Operation
 from envfactory.contracts.semantics import Machine, require_valid_start
 from envfactory.contracts.state import initial_state
 from envfactory.contracts.values import FrozenMap
+from envfactory.fuzz.corpus import Call, Corpus
 from envfactory.fuzz.findings import KINDS, Finding, FindingError, Findings, Key
 from envfactory.fuzz.oracle import Expectation
 from envfactory.fuzz.reach import Prefix
@@ -46,6 +47,8 @@ SLOW_SHRINK_CASES = 5
 """Test cases Hypothesis may spend shrinking a hang (each one may wait out the call limit)."""
 REACH_SHARE = 0.25
 """The share of the budget (or of the examples) searched before the solver plans its prefixes."""
+EPOCH = 100
+"""Test cases a round runs at least before it ends to let cases start from new corpus entries."""
 REACH_TIMEOUT = 10.0
 """Seconds the solver may spend planning them, at most."""
 DEFAULT_EXAMPLES = 100
@@ -238,6 +241,15 @@ class Session:
         """Findings earlier rounds of the run reported: seen again, they end the case quietly."""
         self.outcomes: set[str] = set()
         self.all_outcomes = clause_outcomes(closed)
+        self.corpus = Corpus()
+        """Accepted-call sequences that reached new state features, for cases to start from."""
+        self.corpus.novel(self.initial, closed.state)
+        self.published: tuple[tuple[Call, ...], ...] = ()
+        """The corpus entries this round's cases may start from: fixed for a round, since
+        Hypothesis replays a case's choices and needs them to mean the same thing each time."""
+        self.round_start = 0
+        self.epoch_over = False
+        self.state_writes = {name: tuple(sorted(op.writes)) for name, op in closed.operations.items()}
 
     def elapsed(self) -> float:
         return time.monotonic() - self.started
@@ -250,6 +262,13 @@ class Session:
             ):
                 self.round_over = self.stopped = True
                 raise StopRun  # a share of the search is spent: time to ask the solver
+        if (
+            self.first_case is None
+            and self.test_cases - self.round_start >= EPOCH
+            and len(self.corpus.entries) > len(self.published)
+        ):
+            self.epoch_over = self.stopped = True
+            raise StopRun  # the corpus grew: a new round starts cases from the new entries too
         if self.first_case is not None and self.test_cases - self.first_case >= self.shrink_cases:
             self.stopped = True
             raise StopRun  # Hypothesis has shrunk enough; shrink.minimize finishes the job
@@ -413,7 +432,8 @@ def fuzz(
             # a later round gets the examples the earlier ones did not search (the cases that
             # shrank a finding do not count), all of them under a budget
             left = examples if by_budget else max(examples - searched, 1)
-            start = session.test_cases
+            start = session.round_start = session.test_cases
+            session.published = tuple(session.corpus.entries)
             config = run_settings(left, database, multiple=multiple, steps=steps)
             before = len(session.findings.by_key)
             _run_round(
@@ -427,8 +447,9 @@ def fuzz(
             )
             rounds += 1
             searched += (session.first_case if session.first_case is not None else session.test_cases) - start
-            paused = session.round_over  # stopped to ask the solver, not done
-            if paused:
+            paused = session.round_over or session.epoch_over  # stopped for the solver or the corpus
+            session.epoch_over = False
+            if session.round_over:
                 session.round_over = False
                 reach(session, time_budget)
             session.known = frozenset(session.findings.by_key)

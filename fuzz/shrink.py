@@ -126,12 +126,14 @@ def _extremes(session: Session, finding: Finding) -> Finding:
     restock of the most a call allows can stand for two smaller ones, a purchase of the least
     needs less stock, so the deletions that follow can go further."""
     best = finding
-    for i in range(len(best.steps) - 1):
-        step = best.steps[i]
-        if not isinstance(step.input, Mapping):
-            continue
-        props, _, _ = object_properties(session.contract.operations[step.tool].input_schema)
-        for field, value in step.input.items():
+    i = 0
+    while i < len(best.steps) - 1:  # a replay may come back shorter: the bound moves with it
+        step: Step | None = best.steps[i]
+        props, _, _ = object_properties(session.contract.operations[best.steps[i].tool].input_schema)
+        for field in _fields(best.steps[i]):
+            if step is None:
+                break  # the replay changed this step: its other fields wait for the next round
+            value = step.input.get(field)
             if not isinstance(value, int) or isinstance(value, bool):
                 continue
             schema = props.get(field)
@@ -139,12 +141,12 @@ def _extremes(session: Session, finding: Finding) -> Finding:
             for candidate in (low, high):
                 if candidate is None or candidate == value:
                     continue
-                trial = list(best.steps)
-                trial[i] = attrs.evolve(best.steps[i], input={**best.steps[i].input, field: candidate})
-                found = replay(session, trial, best.key)
+                found = replay(session, _with(best.steps, i, step, field, candidate), best.key)
                 if found is not None and len(found.steps) <= len(best.steps):
                     best = found
+                    step = _step_at(best, i, step.tool)
                     break
+        i += 1
     return best
 
 
@@ -170,22 +172,40 @@ def _normalize(session: Session, finding: Finding) -> Finding:
     """``finding`` with each call's values moved, where the finding still shows, to the first
     value the trace used in the same field: fewer distinct keys, no more steps."""
     best = finding
-    for i in range(len(best.steps)):
-        step = best.steps[i]
-        if not isinstance(step.input, Mapping):
-            continue
-        for field, value in step.input.items():
+    i = 0
+    while i < len(best.steps):  # a replay may come back shorter: the bound moves with it
+        step: Step | None = best.steps[i]
+        for field in _fields(best.steps[i]):
+            if step is None:
+                break  # the replay changed this step: its other fields wait for the next round
+            value = step.input.get(field)
             if not _is_id(value):
                 continue
             earlier = _first_values(best.steps, str(field))
             for other in earlier[: earlier.index(value)] if value in earlier else ():
-                trial = list(best.steps)
-                trial[i] = attrs.evolve(step, input={**step.input, field: other})
-                found = replay(session, trial, best.key)
+                found = replay(session, _with(best.steps, i, step, field, other), best.key)
                 if found is not None and len(found.steps) <= len(best.steps):
                     best = found
+                    step = _step_at(best, i, step.tool)
                     break
+        i += 1
     return best
+
+
+def _fields(step: Step) -> list[Any]:
+    return list(step.input) if isinstance(step.input, Mapping) else []
+
+
+def _with(steps: Sequence[Step], i: int, step: Step, field: Any, value: Any) -> list[Step]:
+    """``steps`` with step ``i`` (which is ``step``) sending ``value`` in ``field``."""
+    trial = list(steps)
+    trial[i] = attrs.evolve(step, input={**step.input, field: value})
+    return trial
+
+
+def _step_at(finding: Finding, i: int, tool: str) -> Step | None:
+    """Step ``i`` of a replayed finding, if it is still a call of ``tool``."""
+    return finding.steps[i] if i < len(finding.steps) and finding.steps[i].tool == tool else None
 
 
 def _first_values(steps: Sequence[Step], field: str) -> list[Any]:

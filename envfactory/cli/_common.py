@@ -25,6 +25,7 @@ from envfactory._output import (
 from envfactory.contracts.errors import UsageError
 
 __all__ = [
+    "EXIT_CODES",
     "EXIT_FINDING",
     "EXIT_INTERNAL",
     "EXIT_OK",
@@ -35,6 +36,13 @@ __all__ = [
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+EXIT_CODES = (
+    "Exit codes: 0 success (valid or feasible, proved, no finding); 1 a finding (an invalid "
+    "trajectory, a broken invariant, a fuzz failure, no plan, a replay that differs); 2 bad usage or "
+    "unreadable input; 3 undecided (unknown); 70 a bug in envfactory (please report it, with --debug)."
+)
+"""The epilog of every command's --help: one table of exit codes for the whole CLI."""
 
 
 def report_error(message: str, prefix: str = "envfactory: error: ") -> None:

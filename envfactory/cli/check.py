@@ -9,7 +9,7 @@ from typing import Any
 import click
 from rich.markup import escape
 
-from envfactory.cli._common import EXIT_OK, console, contract_options, plural, safe_text
+from envfactory.cli._common import EXIT_CODES, EXIT_OK, console, contract_options, plural, safe_text
 from envfactory.contracts import Contract, Finding, lint, load
 from envfactory.contracts.errors import EnvfactoryError
 from envfactory.contracts.printer import to_source
@@ -126,7 +126,7 @@ def report(contract: Contract, findings: list[Finding]) -> dict[str, Any]:
     }
 
 
-@click.command("check")
+@click.command("check", epilog=EXIT_CODES)
 @click.argument("contract", type=click.Path(dir_okay=False))
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @contract_options

@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from envfactory.cli._common import EXIT_OK, console, safe_text, timeout_option
+from envfactory.cli._common import EXIT_CODES, EXIT_OK, console, safe_text, timeout_option
 from envfactory.contracts.errors import UsageError
 from envfactory.contracts.loader import load
 from envfactory.report import Summary, json_document, summary_table
@@ -47,7 +47,7 @@ def examples(root: Path | None = None) -> Iterator[tuple[Path, Path]]:
             yield contracts[0], trajectories
 
 
-@click.command("demo")
+@click.command("demo", epilog=EXIT_CODES)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @timeout_option(2.0, "Z3 seconds per trajectory.", minimum=0.01)
 def command(fmt: str, timeout: float) -> int:

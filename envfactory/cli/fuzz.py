@@ -15,6 +15,7 @@ from typing import Any
 import click
 
 from envfactory.cli._common import (
+    EXIT_CODES,
     EXIT_FINDING,
     EXIT_OK,
     console,
@@ -29,7 +30,7 @@ MODES = ("valid", "adversarial")
 ENGINES = ("rules", "fast", "ray")
 
 
-@click.command("fuzz")
+@click.command("fuzz", epilog=EXIT_CODES)
 @click.argument("contract", type=click.Path(dir_okay=False))
 @click.option(
     "--target",
@@ -43,8 +44,9 @@ ENGINES = ("rules", "fast", "ray")
     "--max-examples",
     type=click.IntRange(min=1),
     default=None,
-    help="Test cases of one Hypothesis run (same seed, same run). Default: 100, or, with "
-    "--time-budget, as many as the budget allows.",
+    help="Test cases to search (same seed, same run): Hypothesis's valid examples, so the cases that "
+    "shrink a finding, replay or are cut short come on top (at most 2N + 300 in all). Default: 100, "
+    "or, with --time-budget, as many as the budget allows.",
 )
 @click.option(
     "--steps", type=click.IntRange(min=1), default=20, show_default=True, help="Calls per test case."

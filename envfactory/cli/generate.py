@@ -14,6 +14,7 @@ from typing import IO, Any
 import click
 
 from envfactory.cli._common import (
+    EXIT_CODES,
     EXIT_OK,
     console,
     contract_options,
@@ -28,15 +29,33 @@ from envfactory.statemachine.walk import LoadSpec, ProcessWalks, RayWalks, gener
 from envfactory.trajectory import Trajectory, dumps_trajectory
 
 
-@click.command("generate")
+@click.command("generate", epilog=EXIT_CODES)
 @click.argument("contract", type=click.Path(dir_okay=False, exists=True))
 @click.option("-n", "count", type=click.IntRange(min=0), required=True, help="How many trajectories.")
 @output_option("JSON Lines file ('-': stdout).", required=True)
 @click.option("--seed", type=int, default=0, show_default=True, help="Every random choice flows from it.")
 @click.option("--goal", default=None, help="A goal name from the contract, or an expression over the state.")
-@click.option("--max-length", type=click.IntRange(min=1, max=1000), default=10, show_default=True)
-@click.option("--engine", type=click.Choice(["local", "ray"]), default="local", show_default=True)
-@click.option("--jobs", type=click.IntRange(min=1, max=256), default=1, show_default=True)
+@click.option(
+    "--max-length",
+    type=click.IntRange(min=1, max=1000),
+    default=10,
+    show_default=True,
+    help="Calls per trajectory at most.",
+)
+@click.option(
+    "--engine",
+    type=click.Choice(["local", "ray"]),
+    default="local",
+    show_default=True,
+    help="Where walks run: worker processes on this machine, or a Ray cluster (pip install envfactory[ray]).",
+)
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1, max=256),
+    default=1,
+    show_default=True,
+    help="Worker processes (local) or Ray tasks; the output is the same for any number.",
+)
 @contract_options
 def command(
     contract: str,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import click
 
 from envfactory.cli._common import (
+    EXIT_CODES,
     EXIT_OK,
     console,
     contract_options,
@@ -22,7 +23,7 @@ from envfactory.contracts import load
 from envfactory.contracts.errors import UsageError
 
 
-@click.command("graph")
+@click.command("graph", epilog=EXIT_CODES)
 @click.argument("contract", type=click.Path(dir_okay=False))
 @output_option(
     "File to write: .json (node-link), .dot, .mmd (Mermaid), .svg or .png (needs Graphviz).", required=True

@@ -15,6 +15,7 @@ from pathlib import Path
 import click
 
 from envfactory.cli._common import (
+    EXIT_CODES,
     EXIT_FINDING,
     EXIT_OK,
     EXIT_USAGE,
@@ -28,7 +29,7 @@ from envfactory.importers import FORMATS, broken_arguments, read
 from envfactory.trajectory import dumps_trajectory
 
 
-@click.command("import")
+@click.command("import", epilog=EXIT_CODES)
 @click.argument("fmt", metavar="FORMAT", type=click.Choice(FORMATS))
 @click.argument("file", type=click.Path(dir_okay=False, exists=True))
 @output_option("Trajectory file to write (JSON Lines); '-' for stdout.", required=True)

@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from envfactory.cli._common import (
+    EXIT_CODES,
     EXIT_FINDING,
     EXIT_OK,
     EXIT_UNDECIDED,
@@ -28,7 +29,7 @@ from envfactory.cli._common import (
 from envfactory.contracts import load
 
 
-@click.command("plan")
+@click.command("plan", epilog=EXIT_CODES)
 @click.argument("contract", type=click.Path(dir_okay=False))
 @click.option(
     "--goal", required=True, help="A goal of the contract by name, or an expression over the state."

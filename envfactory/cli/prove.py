@@ -9,6 +9,7 @@ from __future__ import annotations
 import click
 
 from envfactory.cli._common import (
+    EXIT_CODES,
     EXIT_FINDING,
     EXIT_OK,
     EXIT_UNDECIDED,
@@ -25,7 +26,7 @@ from envfactory.cli._common import (
 from envfactory.contracts import load
 
 
-@click.command("prove")
+@click.command("prove", epilog=EXIT_CODES)
 @click.argument("contract", type=click.Path(dir_okay=False))
 @click.option(
     "--invariant", help="An expression over the state to prove (default: the contract's invariants)."

@@ -20,6 +20,7 @@ import click
 import orjson
 
 from envfactory.cli._common import (
+    EXIT_CODES,
     EXIT_FINDING,
     EXIT_OK,
     EXIT_USAGE,
@@ -269,7 +270,7 @@ def _show(value: Any) -> str:
     return text if len(text) <= 120 else text[:117] + "..."
 
 
-@click.command("replay")
+@click.command("replay", epilog=EXIT_CODES)
 @click.argument("contract", type=click.Path(dir_okay=False, exists=True))
 @click.argument("trajectories", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option(

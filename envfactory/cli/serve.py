@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import click
 
-from envfactory.cli._common import EXIT_OK, console, contract_options, plural, safe_text
+from envfactory.cli._common import EXIT_CODES, EXIT_OK, console, contract_options, plural, safe_text
 from envfactory.contracts.loader import load
 
 
-@click.command("serve")
+@click.command("serve", epilog=EXIT_CODES)
 @click.argument("contract", type=click.Path(dir_okay=False, exists=True))
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
 @click.option("--port", type=click.IntRange(min=0, max=65535), default=8000, show_default=True)

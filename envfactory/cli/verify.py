@@ -14,7 +14,14 @@ from typing import IO
 
 import click
 
-from envfactory.cli._common import console, output_option, output_stream, report_error, timeout_option
+from envfactory.cli._common import (
+    EXIT_CODES,
+    console,
+    output_option,
+    output_stream,
+    report_error,
+    timeout_option,
+)
 from envfactory.parallel import ENGINES, ContractRef, Options, verify_files
 from envfactory.report import FORMATS, Summary, write_json, write_junit, write_text
 from envfactory.verify import Result
@@ -22,7 +29,7 @@ from envfactory.verify import Result
 INPUT_FORMATS = ("auto", "native", "openai-chat", "openai-responses", "anthropic", "bfcl")
 
 
-@click.command("verify")
+@click.command("verify", epilog=EXIT_CODES)
 @click.argument("contract", type=click.Path(dir_okay=False))
 @click.argument("trajectories", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)

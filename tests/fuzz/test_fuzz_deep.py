@@ -110,16 +110,23 @@ def test_jobs_fuzz_several_seeds_and_merge_their_findings() -> None:
     assert len(finding.steps) == min(len(r.findings[0].steps) for r in alone) == 7
 
 
-def test_the_solver_reaches_what_random_search_does_not(monkeypatch: pytest.MonkeyPatch) -> None:
+def _unlocks(findings: tuple[Finding, ...]) -> list[Finding]:
+    return [f for f in findings if (f.operation, f.kind) == ("unlock", "forbidden_accepted")]
+
+
+def test_the_solver_and_the_corpus_reach_what_random_search_does_not(monkeypatch: pytest.MonkeyPatch) -> None:
     """The vault's lock forgets to reset a dial that takes sixteen clicks (with a reset among the
     operations): the bug needs 19 calls. After a share of the examples the solver plans a prefix
-    to the operations never accepted, and the search goes on from there; without that step the
-    same seed finds nothing in ten times the examples."""
-    findings = _run("vault", "StickyDial", seed=0, max_examples=200)
-    unlock = next(f for f in findings if (f.operation, f.kind) == ("unlock", "forbidden_accepted"))
+    to the operations never accepted, and the search goes on from there. Without the solver, the
+    corpus gets there too: each case that turned the dial further than any before is a start for
+    later cases. Without either, the same seed finds nothing in ten times the examples."""
+    (unlock,) = _unlocks(_run("vault", "StickyDial", seed=0, max_examples=200))
     assert [s.tool for s in unlock.steps] == ["click"] * 16 + ["unlock", "lock", "unlock"]
     assert _run("vault", "Vault", seed=0, max_examples=200) == ()
     monkeypatch.setattr(runner, "REACH_SHARE", 2.0)  # never stop to ask the solver
+    (unlock,) = _unlocks(_run("vault", "StickyDial", seed=0, max_examples=2000))
+    assert [s.tool for s in unlock.steps] == ["click"] * 16 + ["unlock", "lock", "unlock"]
+    monkeypatch.setattr(runner, "EPOCH", 10**9)  # and no case ever starts from the corpus
     assert _run("vault", "StickyDial", seed=0, max_examples=2000) == ()
 
 
@@ -148,3 +155,72 @@ def test_two_crashes_in_one_operation_are_two_findings(tmp_path: Path) -> None:
     causes = sorted(f.cause.split(" at ")[0] for f in summary.findings if f.kind == "crash")
     assert causes == ["OverflowError", "ValueError"]
     assert all(f.cause.endswith(("calc_impl.py:5", "calc_impl.py:7")) for f in summary.findings)
+
+
+HOTEL = [
+    # (planted bug, the operation that shows it, its minimal length, examples to search)
+    ("FullHouse", "checkIn", 10, 3000),
+    ("LongStay", "extend", 8, 1000),
+    ("BusyClose", "closeRoom", 9, 1000),
+    ("StaleCount", "roomInfo", 8, 1000),
+    ("StaysCapped", "occupancy", 11, 1000),
+    ("MoveLeaks", "roomInfo", 8, 1000),
+]
+
+
+@pytest.mark.parametrize(("factory", "operation", "minimal", "examples"), HOTEL, ids=[h[0] for h in HOTEL])
+def test_held_out_hotel_bugs_eight_to_eleven_calls_deep_are_found_and_shrunk(
+    factory: str, operation: str, minimal: int, examples: int
+) -> None:
+    """A held-out set, written before the corpus: a fourth guest in a room of three, a fifth night,
+    a room closed after three visits with a guest inside, a count left behind by a guest who
+    extended twice, a stay counter that saturates at three, a move between two distinct rooms.
+    Each is found and shrunk to its minimal length."""
+    findings = _run("hotel", factory, seed=0, max_examples=examples)
+    shown = [f for f in findings if f.operation == operation]
+    assert shown, [(f.operation, f.kind, len(f.steps)) for f in findings]
+    assert min(len(f.steps) for f in shown) == minimal
+
+
+def test_the_correct_hotel_has_no_finding() -> None:
+    assert _run("hotel", "Hotel", seed=0, max_examples=1000) == ()
+
+
+def test_corpus_features_see_counters_sizes_and_flags() -> None:
+    """The state facts whose first appearance makes a call sequence a corpus entry."""
+    from envfactory.fuzz.corpus import Corpus, bucket, features
+
+    rooms = {"101": {"guests": 2, "open": True}, "102": {"guests": 0, "open": False}}
+    assert set(features("rooms", rooms)) == {
+        ("rooms", "size", 2),
+        ("rooms", "guests", "max", 2),
+        ("rooms", "guests", "min", 0),
+        ("rooms", "open", "set", 1),
+    }
+    assert [bucket(v) for v in (3, 16, 17, 40, -40)] == [3, 16, 21, 22, -22]
+    corpus = Corpus()
+    assert corpus.novel({"stays": 3}, ["stays"]) and not corpus.novel({"stays": 3}, ["stays"])
+    assert corpus.novel({"stays": 4}, ["stays"])
+
+
+def test_value_moves_survive_a_replay_that_comes_back_shorter(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Moving a value can make the finding show in fewer steps (the replay stops at the first
+    failing call); the shrinker's walk over the steps must follow the shorter trace, not index
+    past its end (an IndexError ended a 2,000-example run of the hotel's FullHouse)."""
+    from envfactory.fuzz import shrink
+
+    contract = envfactory.load(IMPLS / "hotel.yaml")
+    target = open_target(f"python:{IMPLS / 'hotel_impl.py'}:Hotel", contract)
+    session = runner.Session(contract, target, mode="adversarial", time_budget=None)
+    steps = tuple(
+        Step("addRoom", {"number": n, "capacity": c}, None, 200, True)
+        for n, c in (("a", 2), ("b", 3), ("c", 1), ("a", 2))
+    )
+    finding = Finding("forbidden_accepted", "addRoom", "m", steps, "status 409")
+
+    def shorter(session: object, trial: list[Step], key: object, skip: int | None = None) -> Finding:
+        return Finding("forbidden_accepted", "addRoom", "m", tuple(trial[:2]), "status 409")
+
+    monkeypatch.setattr(shrink, "replay", shorter)
+    for move in (shrink._normalize, shrink._extremes):
+        assert len(move(session, finding).steps) == 2
