@@ -115,6 +115,10 @@ CASES = [
     ("s[-1]", ("ok", "b")),
     ('"" in s', ("ok", True)),
     ("len(c[1])", ("ok", 2)),
+    ("values(c)", ("ok", [{"a": 2, "ok": True}, {"a": -7, "ok": False, "tag": "t"}])),
+    ("len(values(c)) == len(c)", ("ok", True)),
+    ("values(c)[1].a", ("ok", -7)),
+    ("values(x)", ("undefined", None)),
 ]
 
 
