@@ -29,7 +29,11 @@ import attrs
 from envfactory.contracts.errors import Location
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_PARAM_SEGMENT = re.compile(r"^\{([^{}]+)\}$")
+_PARAM_SEGMENT = re.compile(r"^\{([^{}]+)\}(?:\.(?:json|xml))?$")
+# a format suffix on a path (Twilio's ``/Calls.json``, ``/Calls/{Sid}.json``) names no resource
+_SUFFIX = re.compile(r"\.(?:json|xml)$")
+# a wrapper field of enveloped responses (``{"data": {...}}``), preferred where there are several
+_ENVELOPES = ("data", "item", "result", "resource")
 # names the expression language reserves: built-ins and the call's own names
 RESERVED = frozenset({"input", "output", "len", "all", "any", "sum", "implies", "true", "false", "null"})
 
@@ -203,6 +207,22 @@ def flat_object(schema: Mapping[str, Any]) -> Mapping[str, Any]:
     return result
 
 
+def envelope(schema: Mapping[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    """The wrapper field and the wrapped record schema of an enveloped response (PagerDuty's
+    ``{"service": {...}}``: one object property; or a ``data``-like one among others)."""
+    props, _ = object_props(schema)
+    objects = [k for k, v in props.items() if is_object(schema, v) and object_props(v, schema)[0]]
+    name = next((k for k in _ENVELOPES if k in objects), None)
+    if name is None and len(props) == 1 and objects:
+        name = objects[0]
+    if name is None:
+        return None
+    inner: dict[str, Any] = {"allOf": [props[name]]}
+    if isinstance(schema.get("$defs"), Mapping):
+        inner["$defs"] = schema["$defs"]
+    return name, inner
+
+
 def resolve(root: Mapping[str, Any], schema: Any, depth: int = 0) -> Any:
     while depth < 20 and isinstance(schema, Mapping) and isinstance(schema.get("$ref"), str):
         ref = schema["$ref"]
@@ -258,7 +278,7 @@ class _Inference:
 
     @staticmethod
     def template(path: str) -> tuple[str, ...]:
-        return tuple("{}" if param_of(s) is not None else s for s in segments(path))
+        return tuple("{}" if param_of(s) is not None else _SUFFIX.sub("", s) for s in segments(path))
 
     @staticmethod
     def resource_template(path: str) -> tuple[str, ...] | None:
@@ -317,7 +337,8 @@ class _Inference:
         candidates += [op for op in self.ops if op.method == "POST" and self.template(op.path) == tmpl[:-1]]
         for op in candidates:
             if op.output_schema is not None and is_object(op.output_schema, op.output_schema):
-                return flat_object(op.output_schema)
+                wrapped = envelope(op.output_schema)
+                return flat_object(wrapped[1] if wrapped is not None else op.output_schema)
         return {}
 
     # -- keys ----------------------------------------------------------------------------------
@@ -337,8 +358,14 @@ class _Inference:
         if param in props:
             return param
         lowered = param.lower()
-        if lowered.endswith("id") and "id" in props:
-            return "id"
+        by_lower = {str(k).lower(): str(k) for k in props}
+        if lowered in by_lower:
+            return by_lower[lowered]  # ``{Sid}`` for a record's ``sid``
+        for tail in ("sid", "uuid", "id", "name"):
+            if lowered.endswith(tail) and tail in props:
+                return (
+                    tail  # ``{AccountSid}`` -> ``sid``, ``{serviceUuid}`` -> ``uuid``, ``{petId}`` -> ``id``
+                )
         singular = _singular(self._name_base(resource))
         for candidate in (f"{singular}Id", f"{singular}_id", "id"):
             if candidate in props:
@@ -414,6 +441,10 @@ class _Inference:
         exact = self.template(op.path) == resource.template
         if exact and op.method == "DELETE":
             self.add(op, "effects", f"del {resource.name}[{key}]", loc)
+        if exact and op.method in ("PUT", "PATCH"):
+            value = self.stored_value(op, resource, params[-1].name)
+            if value is not None:  # the stored record is what the modify answers
+                self.add(op, "effects", f"{resource.name}[{key}] = {value}", loc)
         if exact and op.method == "GET" and not resource.composite and op.output_schema is not None:
             field = self.key_field(resource, params[-1].name, op.output_schema)
             props, required = object_props(op.output_schema)
@@ -481,7 +512,36 @@ class _Inference:
             return field_ref("output", out_field), value, False
         if in_field is not None and in_base is not None:
             return field_ref(in_base, in_field), in_base, True
+        inner = self.enveloped_key(op, resource, param)
+        if inner is not None:
+            return inner[0], inner[1], False
         return None, None, False
+
+    def enveloped_key(self, op: OpInfo, resource: Resource, param: str) -> tuple[str, str] | None:
+        """A response that wraps the record (``{"service": {...}}``, ``{"data": {...}}``): the
+        key inside it and the wrapped record, as expressions over ``output``."""
+        if op.output_schema is None:
+            return None
+        wrapped = envelope(op.output_schema)
+        if wrapped is None:
+            return None
+        name, inner = wrapped
+        field = self.key_field(resource, param, inner)
+        props, required = object_props(inner)
+        if field is None or field not in required or not self.kind_fits(resource, inner, props[field]):
+            return None
+        base = field_ref("output", name)
+        return field_ref(base, field), base
+
+    def stored_value(self, op: OpInfo, resource: Resource, param: str) -> str | None:
+        """What a modify (``PUT``/``PATCH`` on an instance) leaves stored: the record it answers."""
+        if op.output_schema is None or not is_object(op.output_schema, op.output_schema):
+            return None
+        field = self.key_field(resource, param, op.output_schema)
+        if field is not None:
+            return "output"
+        inner = self.enveloped_key(op, resource, param)
+        return inner[1] if inner is not None else None
 
     @staticmethod
     def body_required(op: OpInfo) -> frozenset[str]:

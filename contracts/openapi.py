@@ -150,7 +150,34 @@ def _copy_locs(target: Any, source: Any) -> None:
 
 # formats JSON Schema 2020-12 and OpenAPI define; any other is an annotation nobody checks
 KNOWN_FORMATS = frozenset(
-    ["date-time", "date", "time", "duration", "email", "idn-email", "hostname", "idn-hostname", "ipv4", "ipv6", "uri", "uri-reference", "iri", "iri-reference", "uuid", "uri-template", "json-pointer", "relative-json-pointer", "regex", "int32", "int64", "float", "double", "byte", "binary", "password"]
+    [
+        "date-time",
+        "date",
+        "time",
+        "duration",
+        "email",
+        "idn-email",
+        "hostname",
+        "idn-hostname",
+        "ipv4",
+        "ipv6",
+        "uri",
+        "uri-reference",
+        "iri",
+        "iri-reference",
+        "uuid",
+        "uri-template",
+        "json-pointer",
+        "relative-json-pointer",
+        "regex",
+        "int32",
+        "int64",
+        "float",
+        "double",
+        "byte",
+        "binary",
+        "password",
+    ]
 )
 
 
