@@ -27,6 +27,7 @@ import threading
 from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
+from types import SimpleNamespace
 from typing import Any
 
 import orjson
@@ -35,9 +36,14 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from envfactory._fastpath import Invariant, broken_invariant, per_key_probe, rechecks
+from envfactory.contracts import ir
 from envfactory.contracts._validate import SchemaValidator
-from envfactory.contracts.errors import EnvfactoryError, TrajectoryError
+from envfactory.contracts.errors import EnvfactoryError, EvaluationError, TrajectoryError
+from envfactory.contracts.evaluator import Compiled, Env, compile_expr
 from envfactory.contracts.model import Contract, Operation
+from envfactory.contracts.semantics import Failure
+from envfactory.contracts.values import FrozenMap
 from envfactory.contracts.values import to_json as state_value_to_json
 from envfactory.statemachine.simulator import Response as SimResponse
 from envfactory.statemachine.simulator import Simulator
@@ -69,6 +75,57 @@ class _BadRequest(Exception):
         super().__init__(message)
         self.status = status
         self.message = message
+
+
+class _Rechecks:
+    """What a call re-checks of the invariants, decided as ``verify`` decides it
+    (``envfactory._fastpath``): per operation, only the invariants reading what it writes, and an
+    ``all(body for k in c)`` only at the keys the call wrote, so a call costs the same at 10,000
+    records as at none. Sound only on a state known to hold every invariant: the served
+    simulator checks whole whenever the state is not the one its last check passed."""
+
+    def __init__(self, contract: Contract) -> None:
+        state = frozenset(contract.state)
+        invariants = tuple(
+            Invariant(c, ir.free_names(c.expr) & state, per_key_probe(c, state)) for c in contract.invariants
+        )
+        self.plans: dict[str, tuple[Any, tuple[tuple[str, Compiled], ...]]] = {
+            name: (
+                SimpleNamespace(invariants=rechecks(invariants, op)),  # all broken_invariant reads of a Plan
+                tuple(
+                    (e.target.var, compile_expr(e.target.key)) for e in op.effects if e.target.key is not None
+                ),
+            )
+            for name, op in contract.operations.items()
+        }
+        self.whole = 0  # whole re-checks so far (tests count them)
+
+
+class _ServedSimulator(Simulator):
+    """The simulator with ``verify``'s incremental invariant re-checks (see ``_Rechecks``)."""
+
+    def __init__(self, contract: Contract, checks: _Rechecks, **options: Any) -> None:
+        self._checks = checks
+        self._good: FrozenMap | None = None  # the last state every invariant held on
+        super().__init__(contract, **options)
+
+    def invariant_failure(
+        self, op: Operation, pre: FrozenMap, post: FrozenMap, value: Any, output: Any
+    ) -> Failure | None:
+        plan, keys = self._checks.plans[op.name]
+        if pre is self._good:
+            try:
+                env = Env(pre, value, output)
+                keyed = [(var, key(env)) for var, key in keys]
+            except EvaluationError:
+                keyed = None
+            if keyed is not None and broken_invariant(plan, post, keyed, Env(post)) is None:
+                self._good = post
+                return None
+        self._checks.whole += 1
+        failure = self.machine.check_invariants(post)
+        self._good = post if failure is None else None
+        return failure
 
 
 class _Session:
@@ -125,6 +182,7 @@ class MockServer:
         self.sessions: OrderedDict[str, _Session] = OrderedDict()
         self.evicted: OrderedDict[str, str] = OrderedDict()  # name -> why, the newest few thousand
         self._state_validators: dict[str, tuple[SchemaValidator, SchemaValidator | None]] = {}
+        self.rechecks = _Rechecks(contract)
 
     def record(self, session: _Session, size: int) -> None:
         """Account one call of ``size`` bytes to ``session``; trim and evict past the bounds."""
@@ -210,7 +268,8 @@ class MockServer:
             if len(self.sessions) >= self.max_sessions:
                 self._evict(next(iter(self.sessions)), f"more than {self.max_sessions} sessions")
             note = self.evicted.pop(name, None)
-            found = self.sessions[name] = _Session(name, Simulator(self.contract, seed=self.seed), note)
+            sim = _ServedSimulator(self.contract, self.rechecks, seed=self.seed)
+            found = self.sessions[name] = _Session(name, sim, note)
         else:
             self.sessions.move_to_end(name)
         return found
