@@ -32,20 +32,6 @@ OutputSolver = Callable[[Operation, Sequence[ir.Expr], FrozenMap, Any, Any], Any
 schema) hold after ``op`` ran into ``state`` on ``input``, close to ``current``; None when none."""
 
 
-_INSTALLED: list[OutputSolver] = []
-
-
-def install_solver(solver: OutputSolver) -> None:
-    """Make ``solver`` the output solver of simulators built without one (the composition root,
-    ``envfactory/__init__``, installs the solver layer's)."""
-    _INSTALLED[:] = [solver]
-
-
-def installed_solver() -> OutputSolver | None:
-    """The output solver installed by ``install_solver``, if any."""
-    return _INSTALLED[0] if _INSTALLED else None
-
-
 class _Plan:
     """What ``ensures`` fixes for one operation: (path, compiled right side) pairs, outermost first."""
 
@@ -212,4 +198,4 @@ def clauses_hold(clauses: Sequence[Clause], state: FrozenMap, input: Any, output
     return True
 
 
-__all__ = ["OutputSolver", "OutputSynthesizer", "clauses_hold", "install_solver", "installed_solver"]
+__all__ = ["OutputSolver", "OutputSynthesizer", "clauses_hold"]

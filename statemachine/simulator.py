@@ -31,7 +31,8 @@ from envfactory.contracts.semantics import Failure, Machine
 from envfactory.contracts.state import initial_state
 from envfactory.contracts.values import FrozenMap
 from envfactory.contracts.values import to_json as value_to_json
-from envfactory.statemachine.outputs import OutputSolver, OutputSynthesizer, clauses_hold, installed_solver
+from envfactory.statemachine import installed_solver
+from envfactory.statemachine.outputs import OutputSolver, OutputSynthesizer, clauses_hold
 from envfactory.statemachine.paths import get_path, plain_copy, schema_at, set_path
 from envfactory.statemachine.sampling import Sampler, derive_seed
 from envfactory.trajectory import Step, Trajectory
@@ -131,7 +132,7 @@ class Simulator:
         solve_output: OutputSolver | None = None,
     ) -> None:
         """``solve_output`` answers the ensures no plain equation settles (default: the solver
-        installed by the composition root, see ``outputs.install_solver``)."""
+        installed by the composition root, see ``statemachine.install_solver``)."""
         self.contract = contract
         self._c = _compiled(contract)
         self.solve_output = solve_output if solve_output is not None else installed_solver()
@@ -167,6 +168,25 @@ class Simulator:
         twin._state = self._state
         twin._last = self._last
         return twin
+
+    def forget(self, keep: int) -> int:
+        """Drop all but the newest ``keep`` calls from the history and return how many went: the
+        state and step count (so the output seeds) stay, and ``trajectory()`` starts from the
+        state before the first kept call, so it still verifies. Bounds a long-lived session."""
+        entries = list(self._entries())  # newest first
+        if len(entries) <= keep:
+            return 0
+        state = initial_state(self._c.contract, self._initial)
+        for entry in reversed(entries[keep:]):
+            if entry.response.accepted:
+                op = self._c.contract.operations[entry.tool]
+                state = self._c.machine.apply(state, op, entry.input, entry.response.output)
+        self._initial = {name: value_to_json(value) for name, value in state.items()}
+        node = None
+        for entry in reversed(entries[:keep]):
+            node = _Entry(entry.tool, entry.input, entry.response, node, entry.length)
+        self._last = node
+        return len(entries) - keep
 
     # -- reading ----------------------------------------------------------------------------------
 
