@@ -143,3 +143,19 @@ def check_file(path: str) -> Iterator[Verdict | None]:
         for line in handle:
             if line.strip():
                 yield check(orjson.loads(line))
+
+
+def main(argv: list[str]) -> None:
+    """``python bench/handwritten_tickets.py FILE``: check a file, print the verdict counts (as a
+    whole process, the way bench_verify.py runs it against ``envfactory verify``)."""
+    counts: dict[str, int] = {}
+    for verdict in check_file(argv[0]):
+        key = "unsupported" if verdict is None else verdict[1]
+        counts[key] = counts.get(key, 0) + 1
+    print(counts)
+
+
+if __name__ == "__main__":
+    import sys
+
+    main(sys.argv[1:])
