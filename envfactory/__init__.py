@@ -9,6 +9,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from envfactory.statemachine import install_solver as _install_solver
+
 if TYPE_CHECKING:
     from envfactory.contracts.errors import (
         ContractError,
@@ -74,6 +76,17 @@ def __getattr__(name: str) -> Any:
 def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
 
+
+
+def _solve_output(*args: Any) -> Any:
+    """The solver layer's output solver for every simulator (this package is the composition root:
+    the statemachine layer receives it as a function); Z3 is imported on first use."""
+    from envfactory.solver.outputs import solve_output
+
+    return solve_output(*args)
+
+
+_install_solver(_solve_output)
 
 __all__ = [
     "Clause",
