@@ -8,10 +8,16 @@ then measures in the same process:
 * envfactory: the whole of ``verify_files`` (read, parse, every check of the contract) on one core;
 * envfactory with ``--jobs 2`` (process pool) against one job.
 
+* as a user runs it, each a whole process (start-up included, CPU seconds, output to /dev/null):
+  ``envfactory verify`` (the default text report), ``--format json``, the baseline, and for
+  tickets the hand-written checker of every clause (bench/handwritten_tickets.py, which agrees
+  with envfactory: tests/verify/test_verify_handwritten.py); and ``envfactory --help``.
+
 Each side runs ``--repeat`` times (default 3), interleaved, and the fastest run of each counts
 (as ``timeit`` advises: slower runs measure the machine's other work, not the code).
 
-Targets: full verification >= 3x the baseline's steps/s; --jobs 2 >= 1.7x one job (needs 2 cores).
+Targets (issue 17): the default command >= 3x the baseline and >= 0.5x the hand-written checker;
+--jobs 2 >= 1.8x one job (needs 2 idle cores); ``envfactory --help`` < 0.15 s.
 ``--breakdown`` also shows where one core's time goes, taking each kind of check out in turn.
 
 Run: ``.venv/bin/python bench/bench_verify.py [--steps N] [--seed S] [--repeat R] [--breakdown]``.
@@ -229,6 +235,46 @@ def breakdown(contract_path: Path, traj_path: Path, repeat: int) -> list[tuple[s
     return [(name, best[name] / steps * 1e6) for name, _ in stages]
 
 
+def _child_cpu(command: list[str]) -> float:
+    """CPU seconds (user + system) of one whole process run as a user runs it, its output going
+    to a file that is not a terminal (``/dev/null``)."""
+    import resource
+    import subprocess
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+
+
+HANDWRITTEN = {"tickets": ROOT / "bench" / "handwritten_tickets.py"}
+"""The contracts with a hand-written checker of every clause (tests/verify/test_verify_handwritten.py)."""
+
+
+def whole_processes(name: str, contract: Path, path: Path, repeat: int) -> dict[str, float]:
+    """Best-of-``repeat`` CPU seconds of each side as a whole process (start-up included):
+    the default command (text report), ``--format json``, the schema-only baseline and, where
+    there is one, the hand-written checker."""
+    cli = [sys.executable, "-m", "envfactory.cli", "verify", str(contract), str(path)]
+    sides = {
+        "verify (text)": cli,
+        "verify --format json": [*cli, "--format", "json"],
+        "baseline": [sys.executable, __file__, "--baseline-only", str(contract), str(path)],
+    }
+    if name in HANDWRITTEN:
+        sides["hand-written"] = [sys.executable, str(HANDWRITTEN[name]), str(path)]
+    best = dict.fromkeys(sides, float("inf"))
+    for _ in range(repeat):  # interleaved
+        for side, command in sides.items():
+            best[side] = min(best[side], _child_cpu(command))
+    return best
+
+
+def help_cpu(repeat: int) -> float:
+    """Best CPU seconds of ``envfactory --help`` as a whole process (issue 17 item 4: < 0.15 s)."""
+    return min(_child_cpu([sys.executable, "-m", "envfactory.cli", "--help"]) for _ in range(repeat))
+
+
 def _cpu() -> tuple[float, float]:
     """CPU seconds of this process and of its reaped children (the pool's workers)."""
     import resource
@@ -250,13 +296,19 @@ def main() -> None:
         action="store_true",
         help="also show where one core's time goes: each kind of check taken out in turn",
     )
+    parser.add_argument("--baseline-only", nargs=2, metavar=("CONTRACT", "FILE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.baseline_only:  # one side of ``whole_processes``: the baseline as its own process
+        contract_path, traj_path = map(Path, args.baseline_only)
+        print(baseline(contract_path, traj_path))
+        return
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
     print(
         f"bench_verify: {args.steps} steps per contract, seed {args.seed}, best of {args.repeat} "
         f"interleaved runs, {cores} cores available, load average {load:.1f}"
     )
+    whole: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         rows = []
         for name, contract, make in (
@@ -282,6 +334,7 @@ def main() -> None:
             wall_one = min(r[2] for r in runs)
             _, _, _, wall_two, main_cpu, worker_cpu = min(runs, key=lambda r: r[3])
             rows.append((name, base_steps, base_s, one_s, wall_one, wall_two, counts, main_cpu, worker_cpu))
+            whole[name] = whole_processes(name, contract, path, args.repeat)
             if args.breakdown:
                 costs = breakdown(contract, path, args.repeat)
                 print(f"\n{name}: where one core's time goes (microseconds per step, best of {args.repeat})")
@@ -311,6 +364,21 @@ def main() -> None:
                 f"    --jobs 2 CPU: main process {main_cpu:.2f} s, workers {worker_cpu:.2f} s; "
                 f"bound on 2 idle cores: {one_s / bound:.2f}x (one job {one_s:.2f} s CPU / {bound:.2f} s)"
             )
+            sides = whole[name]
+            print("  whole process, as a user runs it (CPU seconds, output to /dev/null):")
+            for side, seconds in sides.items():
+                print(f"    {side:22s} {seconds:7.2f} s {steps / seconds:>10,.0f} steps/s")
+            text, js = sides["verify (text)"], sides["verify --format json"]
+            print(
+                f"    ratio verify (text) / baseline: {sides['baseline'] / text:.2f}x, "
+                f"--format json / baseline: {sides['baseline'] / js:.2f}x (target >= 3x)"
+            )
+            if "hand-written" in sides:
+                print(
+                    f"    ratio verify (text) / hand-written: {sides['hand-written'] / text:.2f}x, "
+                    f"--format json / hand-written: {sides['hand-written'] / js:.2f}x (target >= 0.5x)"
+                )
+        print(f"\nenvfactory --help, whole process: {help_cpu(args.repeat):.3f} s CPU (target < 0.15 s)")
     sys.stdout.flush()
 
 

@@ -77,7 +77,6 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
 
 
-
 def _solve_output(*args: Any) -> Any:
     """The solver layer's output solver for every simulator (this package is the composition root:
     the statemachine layer receives it as a function); Z3 is imported on first use."""

@@ -42,6 +42,8 @@ class Plan:
     ensures_fns: tuple[Compiled, ...]
     input_valid: Callable[[Any], Any] | None  # the compiled input schema's test (see ``raw_test``)
     output_valid: Callable[[Any], Any] | None
+    requires_all: Callable[[Env], bool] | None = None  # generated: True when every requires surely holds
+    ensures_all: Callable[[Env], bool] | None = None  # the same for the ensures (``contracts.codegen``)
 
 
 SCHEMA_TRIPS = (ValueError, TypeError, OverflowError)

@@ -12,7 +12,7 @@ the concrete state locations it read and the step that last wrote them (``explai
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, NoReturn
 
 import attrs
@@ -38,6 +38,7 @@ from envfactory._fastpath import (
     rechecks,
 )
 from envfactory.contracts import ir
+from envfactory.contracts.codegen import all_true
 from envfactory.contracts.errors import EnvfactoryError, EvaluationError, SolverError, TrajectoryError
 from envfactory.contracts.evaluator import Env
 from envfactory.contracts.model import Clause, Contract, Operation
@@ -187,6 +188,17 @@ def _effect_failure(
         )
 
 
+def _surely(check: Callable[[Env], bool] | None, env: Env) -> bool:
+    """Whether the generated checker settles that every clause holds; when it is not sure (or a
+    closure it defers to raises), the clauses' closures run one by one and explain."""
+    if check is None:
+        return False
+    try:
+        return check(env) is True
+    except Exception:
+        return False
+
+
 def _reads_output(clause: Clause) -> bool:
     return "output" in ir.free_names(clause.expr)
 
@@ -220,6 +232,8 @@ class Verifier:
                 ensures_fns=tuple(c.fn for c in op.ensures),
                 input_valid=raw_test(op.input_validator),
                 output_valid=raw_test(op.output_validator),
+                requires_all=all_true([c.expr for c in op.requires]),
+                ensures_all=all_true([c.expr for c in op.ensures]),
             )
             for name, op in contract.operations.items()
         }
@@ -367,7 +381,7 @@ class Verifier:
             env.input = value
             env.output = None
             rejected = False
-            for fn in plan.requires_fns:
+            for fn in () if _surely(plan.requires_all, env) else plan.requires_fns:
                 try:
                     if fn(env) is True:
                         continue
@@ -425,7 +439,7 @@ class Verifier:
                 completed[index] = output
             if plan.ensures_fns:
                 env.output = output
-                for i, fn in enumerate(plan.ensures_fns):
+                for i, fn in enumerate(() if _surely(plan.ensures_all, env) else plan.ensures_fns):
                     try:
                         if fn(env) is True:
                             continue
