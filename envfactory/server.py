@@ -32,6 +32,7 @@ from typing import Any
 
 import orjson
 from starlette.applications import Starlette
+from starlette.convertors import Convertor, register_url_convertor
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -539,8 +540,25 @@ def _http_routes(
     return routes
 
 
+class _Segment(Convertor[str]):
+    """A path parameter's segment, empty included (``/users/`` has ``username == ""``), so that an
+    empty parameter reaches the contract's preconditions as the fuzzer's client sends it."""
+
+    regex = "[^/]*"
+
+    def convert(self, value: str) -> str:
+        return value
+
+    def to_string(self, value: str) -> str:
+        return value
+
+
+register_url_convertor("envfactory_segment", _Segment())
+
+
 def _starlette_path(path: str) -> str:
-    return path if path.startswith("/") else "/" + path
+    path = path if path.startswith("/") else "/" + path
+    return re.sub(r"\{([^{}:]+)\}", r"{\1:envfactory_segment}", path)
 
 
 async def _http_input(request: Request, op: Operation) -> Any:

@@ -368,10 +368,12 @@ class HttpTarget:
 
         op = self.contract.operations.get(tool)
         if op is not None and op.http is not None:
-            fields = input if isinstance(input, Mapping) else {}
-            missing = [
-                name for name in op.http.path_params if name not in fields or fields[name] in ("", None)
-            ]
+            if not isinstance(input, Mapping) and op.http.body != "*":
+                # only a JSON body carries a value that is not an object; this request has none
+                return _error(422, f"{tool}: the input is not an object, and no request expresses it")
+            fields = input
+            # an empty path parameter is an empty segment (``/users/``), as serve reads it
+            missing = [name for name in op.http.path_params if fields.get(name) is None]
             if missing:
                 # no URL expresses this call: the client cannot send it, which rejects it
                 return _error(422, f"{tool}: path parameter {missing[0]!r} is missing or empty")
