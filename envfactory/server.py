@@ -29,6 +29,7 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from types import SimpleNamespace
 from typing import Any
+from urllib.parse import unquote
 
 import orjson
 from starlette.applications import Starlette
@@ -46,6 +47,7 @@ from envfactory.contracts.model import Contract, Operation
 from envfactory.contracts.semantics import Failure
 from envfactory.contracts.values import FrozenMap
 from envfactory.contracts.values import to_json as state_value_to_json
+from envfactory.fuzz.targets import ENCODED_HEADERS
 from envfactory.statemachine.simulator import Response as SimResponse
 from envfactory.statemachine.simulator import Simulator
 from envfactory.trajectory import dumps_trajectory, to_json
@@ -495,8 +497,25 @@ def create_app(
     app = Starlette(routes=routes)
     app.state.mock = server
     app.state.body_timeout = body_timeout
+    app.add_middleware(_RawSegments)
     app.add_middleware(_HeaderLimit)
     return app
+
+
+class _RawSegments:
+    """Routes on the path as sent, segment by segment: a path parameter holding ``/`` (sent as
+    ``%2F``) stays one segment instead of a path no route matches."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        raw = scope.get("raw_path") if scope.get("type") == "http" else None
+        if raw and b"%" in raw:
+            segments = raw.decode("latin-1").split("/")
+            path = "/".join(unquote(s).replace("%", "%25").replace("/", "%2F") for s in segments)
+            scope = {**scope, "path": path}
+        await self.app(scope, receive, send)
 
 
 class _HeaderLimit:
@@ -547,7 +566,7 @@ class _Segment(Convertor[str]):
     regex = "[^/]*"
 
     def convert(self, value: str) -> str:
-        return value
+        return unquote(value)  # "/" and "%" inside a segment, kept escaped by _RawSegments
 
     def to_string(self, value: str) -> str:
         return value
@@ -573,10 +592,16 @@ async def _http_input(request: Request, op: Operation) -> Any:
             value[name] = _typed(request.path_params[name], props.get(name))
     for name in binding.query_params:
         if name in request.query_params:
-            value[name] = _typed(request.query_params[name], props.get(name))
+            schema = props.get(name)
+            if isinstance(schema, Mapping) and schema.get("type") == "array":  # ?tag=a&tag=b
+                value[name] = [_typed(t, schema.get("items")) for t in request.query_params.getlist(name)]
+            else:
+                value[name] = _typed(request.query_params[name], schema)
+    encoded = set(request.headers.get(ENCODED_HEADERS, "").split(","))  # see fuzz.targets
     for name in binding.header_params:
         if name in request.headers:
-            value[name] = _typed(request.headers[name], props.get(name))
+            text = request.headers[name]
+            value[name] = _typed(unquote(text) if name in encoded else text, props.get(name))
     if binding.body is not None:
         body = await _read_json(request, required=False)
         if binding.body == "*":
