@@ -12,8 +12,10 @@ State is per session (header ``X-Envfactory-Session``; one default session witho
 session a ``Simulator`` behind its own ``asyncio.Lock`` so that concurrent calls never lose an
 update. ``GET /_state``, ``POST /_reset`` (also ``/_envfactory/reset``, where fuzz targets ask) and ``GET /_trajectory`` (the session's calls as a
 trajectory file) inspect and reset a session. Hostile clients are bounded: body size and JSON
-depth caps here, a read timeout on bodies, and uvicorn's header size, keep-alive and concurrency
-limits in ``serve``.
+depth caps here, a read timeout on bodies, a header timeout and a per-address connection limit
+(``guarded_protocol``), uvicorn's header size, keep-alive and concurrency limits in ``serve``, and
+history and session bounds (``MockServer``). Integers keep their exact value at any size, and
+calls re-check invariants only where they wrote, as ``verify`` does (``_Rechecks``).
 """
 
 from __future__ import annotations
