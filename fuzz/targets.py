@@ -376,7 +376,7 @@ class HttpTarget:
             if not isinstance(input, Mapping) and op.http.body != "*":
                 # only a JSON body carries a value that is not an object; this request has none
                 return _error(422, f"{tool}: the input is not an object, and no request expresses it")
-            fields = input
+            fields = input if isinstance(input, Mapping) else {}
             # an empty path parameter is an empty segment (``/users/``), as serve reads it
             missing = [name for name in op.http.path_params if fields.get(name) is None]
             if missing:
