@@ -12,8 +12,10 @@ State is per session (header ``X-Envfactory-Session``; one default session witho
 session a ``Simulator`` behind its own ``asyncio.Lock`` so that concurrent calls never lose an
 update. ``GET /_state``, ``POST /_reset`` (also ``/_envfactory/reset``, where fuzz targets ask) and ``GET /_trajectory`` (the session's calls as a
 trajectory file) inspect and reset a session. Hostile clients are bounded: body size and JSON
-depth caps here, a read timeout on bodies, and uvicorn's header size, keep-alive and concurrency
-limits in ``serve``.
+depth caps here, a read timeout on bodies, a header timeout and a per-address connection limit
+(``guarded_protocol``), uvicorn's header size, keep-alive and concurrency limits in ``serve``, and
+history and session bounds (``MockServer``). Integers keep their exact value at any size, and
+calls re-check invariants only where they wrote, as ``verify`` does (``_Rechecks``).
 """
 
 from __future__ import annotations
@@ -29,9 +31,11 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from types import SimpleNamespace
 from typing import Any
+from urllib.parse import unquote
 
 import orjson
 from starlette.applications import Starlette
+from starlette.convertors import Convertor, register_url_convertor
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -45,6 +49,7 @@ from envfactory.contracts.model import Contract, Operation
 from envfactory.contracts.semantics import Failure
 from envfactory.contracts.values import FrozenMap
 from envfactory.contracts.values import to_json as state_value_to_json
+from envfactory.fuzz.targets import ENCODED_HEADERS
 from envfactory.statemachine.simulator import Response as SimResponse
 from envfactory.statemachine.simulator import Simulator
 from envfactory.trajectory import dumps_trajectory, to_json
@@ -494,8 +499,25 @@ def create_app(
     app = Starlette(routes=routes)
     app.state.mock = server
     app.state.body_timeout = body_timeout
+    app.add_middleware(_RawSegments)
     app.add_middleware(_HeaderLimit)
     return app
+
+
+class _RawSegments:
+    """Routes on the path as sent, segment by segment: a path parameter holding ``/`` (sent as
+    ``%2F``) stays one segment instead of a path no route matches."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        raw = scope.get("raw_path") if scope.get("type") == "http" else None
+        if raw and b"%" in raw:
+            segments = raw.decode("latin-1").split("/")
+            path = "/".join(unquote(s).replace("%", "%25").replace("/", "%2F") for s in segments)
+            scope = {**scope, "path": path}
+        await self.app(scope, receive, send)
 
 
 class _HeaderLimit:
@@ -539,8 +561,25 @@ def _http_routes(
     return routes
 
 
+class _Segment(Convertor[str]):
+    """A path parameter's segment, empty included (``/users/`` has ``username == ""``), so that an
+    empty parameter reaches the contract's preconditions as the fuzzer's client sends it."""
+
+    regex = "[^/]*"
+
+    def convert(self, value: str) -> str:
+        return unquote(value)  # "/" and "%" inside a segment, kept escaped by _RawSegments
+
+    def to_string(self, value: str) -> str:
+        return value
+
+
+register_url_convertor("envfactory_segment", _Segment())
+
+
 def _starlette_path(path: str) -> str:
-    return path if path.startswith("/") else "/" + path
+    path = path if path.startswith("/") else "/" + path
+    return re.sub(r"\{([^{}:]+)\}", r"{\1:envfactory_segment}", path)
 
 
 async def _http_input(request: Request, op: Operation) -> Any:
@@ -555,10 +594,16 @@ async def _http_input(request: Request, op: Operation) -> Any:
             value[name] = _typed(request.path_params[name], props.get(name))
     for name in binding.query_params:
         if name in request.query_params:
-            value[name] = _typed(request.query_params[name], props.get(name))
+            schema = props.get(name)
+            if isinstance(schema, Mapping) and schema.get("type") == "array":  # ?tag=a&tag=b
+                value[name] = [_typed(t, schema.get("items")) for t in request.query_params.getlist(name)]
+            else:
+                value[name] = _typed(request.query_params[name], schema)
+    encoded = set(request.headers.get(ENCODED_HEADERS, "").split(","))  # see fuzz.targets
     for name in binding.header_params:
         if name in request.headers:
-            value[name] = _typed(request.headers[name], props.get(name))
+            text = request.headers[name]
+            value[name] = _typed(unquote(text) if name in encoded else text, props.get(name))
     if binding.body is not None:
         body = await _read_json(request, required=False)
         if binding.body == "*":

@@ -31,6 +31,7 @@ import importlib.util
 import inspect
 import json
 import os
+import re
 import socket
 import sys
 import traceback
@@ -348,6 +349,10 @@ class HttpTarget:
             path = path.replace("{" + name + "}", quote(text, safe=""))
         params = {name: _query_value(fields[name]) for name in http.query_params if name in fields}
         headers = {name: str(fields[name]) for name in http.header_params if name in fields}
+        unsendable = sorted(name for name, text in headers.items() if not _HEADER_TEXT.fullmatch(text))
+        if unsendable:  # control characters and the like: sent percent-encoded, and said so
+            headers.update((name, quote(headers[name], safe="")) for name in unsendable)
+            headers[ENCODED_HEADERS] = ",".join(unsendable)
         request: dict[str, Any] = {"method": http.method.upper(), "url": self.base + path}
         if params:
             request["params"] = params
@@ -368,20 +373,28 @@ class HttpTarget:
 
         op = self.contract.operations.get(tool)
         if op is not None and op.http is not None:
+            if not isinstance(input, Mapping) and op.http.body != "*":
+                # only a JSON body carries a value that is not an object; this request has none
+                return _error(422, f"{tool}: the input is not an object, and no request expresses it")
             fields = input if isinstance(input, Mapping) else {}
-            missing = [
-                name for name in op.http.path_params if name not in fields or fields[name] in ("", None)
-            ]
+            # an empty path parameter is an empty segment (``/users/``), as serve reads it
+            missing = [name for name in op.http.path_params if fields.get(name) is None]
             if missing:
                 # no URL expresses this call: the client cannot send it, which rejects it
                 return _error(422, f"{tool}: path parameter {missing[0]!r} is missing or empty")
             http = op.http
-            if http.body is None:
-                placed = set(http.path_params) | set(http.query_params) | set(http.header_params)
+            if http.body != "*":
+                placed = {*http.path_params, *http.query_params, *http.header_params, http.body}
                 stray = sorted(set(fields) - placed)
                 if stray:
-                    # a field with no place in the request (no body): it cannot be sent either
+                    # a field with no place in the request (no body for it): it cannot be sent either
                     return _error(422, f"{tool}: {stray[0]!r} has no place in the request")
+            props = op.input_schema.get("properties") if isinstance(op.input_schema, Mapping) else None
+            for name in (*http.path_params, *http.query_params, *http.header_params):
+                if name in fields and not _wire_keeps(fields[name], (props or {}).get(name)):
+                    # serve (and any server) reads a parameter's text as its schema's type:
+                    # the integer -1 of a string parameter arrives as "-1", "-1" of an integer as -1
+                    return _error(422, f"{tool}: {name}={fields[name]!r} cannot travel as its schema's type")
         request = self.request_for(op, tool, input)
         try:
             answer = self.client.request(**request)
@@ -402,6 +415,46 @@ class HttpTarget:
 
     def close(self) -> None:
         self.client.close()
+
+
+ENCODED_HEADERS = "x-envfactory-encoded"
+"""Names the header parameters whose values the client percent-encoded (HTTP cannot carry them
+as they are); ``envfactory serve`` decodes them."""
+_HEADER_TEXT = re.compile(r"([\x21-\x7e]([\x20-\x7e\t]*[\x21-\x7e])?)?")
+
+
+def _wire_keeps(value: Any, schema: Any) -> bool:
+    """Whether a parameter's value comes back as itself when read from its text by its schema's
+    type (integer, number, boolean, else text), the way ``envfactory serve`` reads it."""
+    if value is None:
+        return False  # sent as an empty text, read back as ""
+    if isinstance(value, list):  # a query array: each item travels as its own parameter
+        items = schema.get("items") if isinstance(schema, Mapping) else None
+        return (
+            isinstance(schema, Mapping)
+            and schema.get("type") == "array"
+            and all(_wire_keeps(item, items) for item in value)
+        )
+    if isinstance(value, dict):
+        return False  # an object: sent as its JSON text, read back as text
+    kind = schema.get("type") if isinstance(schema, Mapping) else None
+    kinds = kind if isinstance(kind, list) else [kind]
+    text = json.dumps(value) if isinstance(value, bool) else str(value)
+    back: Any = text
+    try:
+        if "integer" in kinds:
+            back = int(text)
+        elif "number" in kinds:
+            back = float(text)
+    except ValueError:
+        back = text
+    if "boolean" in kinds and text in ("true", "false") and not {"integer", "number"} & set(kinds):
+        back = text == "true"
+    if isinstance(value, bool) or isinstance(back, bool):
+        return type(back) is type(value) and back == value
+    if isinstance(value, int | float) and isinstance(back, int | float):
+        return back == value
+    return type(back) is type(value) and back == value
 
 
 def _query_value(value: Any) -> Any:

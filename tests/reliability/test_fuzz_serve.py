@@ -1,0 +1,61 @@
+"""The fuzzer's HTTP client and ``serve`` agree on the wire, so fuzzing the project's own server
+of every bundled and test-corpus contract finds nothing (issue 20 item 8): an empty path
+parameter is an empty segment, a "/" inside one stays inside it, a non-object input to an
+operation without a JSON body is one no request expresses, a header value HTTP cannot carry
+travels percent-encoded, and a parameter that would change type on the wire (``-1`` of a string
+parameter, ``"-1"`` of an integer one) is not sent. Deterministic: fixed seed and example count."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import envfactory
+from envfactory.fuzz.runner import fuzz
+from envfactory.fuzz.targets import HttpTarget
+from envfactory.server import running
+
+ROOT = Path(__file__).resolve().parents[2]
+CONTRACTS = sorted(
+    [
+        *(ROOT / "examples").glob("*/*.yaml"),
+        ROOT / "tests" / "simulator" / "pets_openapi.yaml",
+        *(ROOT / "tests" / "realworld" / "corpus").glob("*.yaml"),
+    ]
+)
+PETSTORE_V3 = ROOT / "tests" / "realworld" / "corpus" / "swagger-petstore-v3.yaml"
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("path", CONTRACTS, ids=lambda p: p.name)
+def test_fuzzing_our_own_serve_finds_nothing(path: Path) -> None:
+    contract = envfactory.load(path)
+    with running(contract) as url:
+        target = HttpTarget(url, contract)
+        try:
+            summary = fuzz(contract, target, seed=0, max_examples=25)
+        finally:
+            target.close()
+    assert [str(f.message) for f in summary.findings] == []
+
+
+@pytest.mark.timeout(120)
+def test_the_wire_corners_answer_as_the_model_does() -> None:
+    contract = envfactory.load(PETSTORE_V3)
+    with running(contract) as url:
+        target = HttpTarget(url, contract)
+        try:
+            # an empty path parameter reaches the precondition (no such user), not the router
+            assert target.call("getUserByName", {"username": ""}).status == 404
+            # a "/" inside a path parameter stays in it
+            assert target.call("getUserByName", {"username": "a/b"}).status == 404
+            # a non-object input has no request: rejected as the model rejects it, never sent as {}
+            assert target.call("getInventory", [{}]).status == 422
+            # a header value h11 refuses travels percent-encoded: an answer, not a crash
+            assert target.call("deletePet", {"petId": 5, "api_key": "\x00 x"}).status < 500
+            # the integer -1 of a string parameter would arrive as "-1": not sent, rejected
+            assert target.call("loginUser", {"username": -1}).status == 422
+            assert target.call("loginUser", {"username": "-1"}).accepted
+        finally:
+            target.close()
