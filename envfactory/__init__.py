@@ -9,8 +9,6 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from envfactory.statemachine import install_solver as _install_solver
-
 if TYPE_CHECKING:
     from envfactory.contracts.errors import (
         ContractError,
@@ -77,7 +75,6 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
 
 
-
 def _solve_output(*args: Any) -> Any:
     """The solver layer's output solver for every simulator (this package is the composition root:
     the statemachine layer receives it as a function); Z3 is imported on first use."""
@@ -85,8 +82,6 @@ def _solve_output(*args: Any) -> Any:
 
     return solve_output(*args)
 
-
-_install_solver(_solve_output)
 
 __all__ = [
     "Clause",
