@@ -27,6 +27,7 @@ import threading
 from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
+from types import SimpleNamespace
 from typing import Any
 
 import orjson
@@ -35,9 +36,14 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from envfactory._fastpath import Invariant, broken_invariant, per_key_probe, rechecks
+from envfactory.contracts import ir
 from envfactory.contracts._validate import SchemaValidator
-from envfactory.contracts.errors import EnvfactoryError, TrajectoryError
+from envfactory.contracts.errors import EnvfactoryError, EvaluationError, TrajectoryError
+from envfactory.contracts.evaluator import Compiled, Env, compile_expr
 from envfactory.contracts.model import Contract, Operation
+from envfactory.contracts.semantics import Failure
+from envfactory.contracts.values import FrozenMap
 from envfactory.contracts.values import to_json as state_value_to_json
 from envfactory.statemachine.simulator import Response as SimResponse
 from envfactory.statemachine.simulator import Simulator
@@ -57,7 +63,6 @@ CALL_OVERHEAD = 256  # bytes a kept call costs beyond its input and output (the 
 MAX_HISTORY = 10_000  # calls kept per session
 MAX_HISTORY_BYTES = 8 << 20  # bytes of inputs and outputs kept per session
 MAX_TOTAL_HISTORY_BYTES = 64 << 20  # ... and over all sessions
-INT_MIN, INT_MAX = -(1 << 63), (1 << 64) - 1  # what orjson reads and writes exactly
 _DIGITS = bytes(48 if 48 <= i <= 57 else 32 for i in range(256))  # digits to "0", the rest " "
 _LONG_LITERAL = b"0" * 19  # a literal that may not fit in 64 bits
 _LOG = logging.getLogger("envfactory.server")
@@ -69,6 +74,57 @@ class _BadRequest(Exception):
         super().__init__(message)
         self.status = status
         self.message = message
+
+
+class _Rechecks:
+    """What a call re-checks of the invariants, decided as ``verify`` decides it
+    (``envfactory._fastpath``): per operation, only the invariants reading what it writes, and an
+    ``all(body for k in c)`` only at the keys the call wrote, so a call costs the same at 10,000
+    records as at none. Sound only on a state known to hold every invariant: the served
+    simulator checks whole whenever the state is not the one its last check passed."""
+
+    def __init__(self, contract: Contract) -> None:
+        state = frozenset(contract.state)
+        invariants = tuple(
+            Invariant(c, ir.free_names(c.expr) & state, per_key_probe(c, state)) for c in contract.invariants
+        )
+        self.plans: dict[str, tuple[Any, tuple[tuple[str, Compiled], ...]]] = {
+            name: (
+                SimpleNamespace(invariants=rechecks(invariants, op)),  # all broken_invariant reads of a Plan
+                tuple(
+                    (e.target.var, compile_expr(e.target.key)) for e in op.effects if e.target.key is not None
+                ),
+            )
+            for name, op in contract.operations.items()
+        }
+        self.whole = 0  # whole re-checks so far (tests count them)
+
+
+class _ServedSimulator(Simulator):
+    """The simulator with ``verify``'s incremental invariant re-checks (see ``_Rechecks``)."""
+
+    def __init__(self, contract: Contract, checks: _Rechecks, **options: Any) -> None:
+        self._checks = checks
+        self._good: FrozenMap | None = None  # the last state every invariant held on
+        super().__init__(contract, **options)
+
+    def invariant_failure(
+        self, op: Operation, pre: FrozenMap, post: FrozenMap, value: Any, output: Any
+    ) -> Failure | None:
+        plan, keys = self._checks.plans[op.name]
+        if pre is self._good:
+            try:
+                env = Env(pre, value, output)
+                keyed = [(var, key(env)) for var, key in keys]
+            except EvaluationError:
+                keyed = None
+            if keyed is not None and broken_invariant(plan, post, keyed, Env(post)) is None:
+                self._good = post
+                return None
+        self._checks.whole += 1
+        failure = self.machine.check_invariants(post)
+        self._good = post if failure is None else None
+        return failure
 
 
 class _Session:
@@ -125,6 +181,7 @@ class MockServer:
         self.sessions: OrderedDict[str, _Session] = OrderedDict()
         self.evicted: OrderedDict[str, str] = OrderedDict()  # name -> why, the newest few thousand
         self._state_validators: dict[str, tuple[SchemaValidator, SchemaValidator | None]] = {}
+        self.rechecks = _Rechecks(contract)
 
     def record(self, session: _Session, size: int) -> None:
         """Account one call of ``size`` bytes to ``session``; trim and evict past the bounds."""
@@ -210,7 +267,8 @@ class MockServer:
             if len(self.sessions) >= self.max_sessions:
                 self._evict(next(iter(self.sessions)), f"more than {self.max_sessions} sessions")
             note = self.evicted.pop(name, None)
-            found = self.sessions[name] = _Session(name, Simulator(self.contract, seed=self.seed), note)
+            sim = _ServedSimulator(self.contract, self.rechecks, seed=self.seed)
+            found = self.sessions[name] = _Session(name, sim, note)
         else:
             self.sessions.move_to_end(name)
         return found
@@ -272,35 +330,16 @@ async def _read_json(request: Request, *, required: bool) -> Any:
         return None
     try:
         value = orjson.loads(data)
-        exact = _LONG_LITERAL in data.translate(_DIGITS)
-        if exact:  # orjson turns a literal past 64 bits into a float: read it exactly instead
+        if _LONG_LITERAL in data.translate(_DIGITS):
+            # orjson turns an integer past 64 bits into a float (two ids above 2^64 became one):
+            # read such a body with the standard library, whose integers are exact, as the
+            # simulator and the fuzzer's model keep them; answers fall back the same way (_dumps)
             value = json.loads(data)
     except (ValueError, RecursionError) as err:  # orjson.JSONDecodeError is a ValueError
         raise _BadRequest(400, f"the body is not JSON: {err}") from None
     if _too_deep(value, MAX_JSON_DEPTH):
         raise _BadRequest(400, f"the body nests deeper than {MAX_JSON_DEPTH} levels")
-    if exact:  # a long number literal: read exactly, and refused past 64 bits as verify does
-        _check_ints(value)
     return value
-
-
-def _check_ints(value: Any) -> None:
-    """Raise 400 for an integer outside 64 bits anywhere in ``value`` (orjson would have made it
-    a float, and two ids above 2^64 the same float)."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-        elif isinstance(item, int) and not INT_MIN <= item <= INT_MAX:
-            raise _BadRequest(400, f"integer {_short(item)} does not fit in 64 bits")
-
-
-def _short(number: int) -> str:
-    text = str(number)
-    return text if len(text) <= 24 else f"{text[:10]}...{text[-6:]} ({len(text)} digits)"
 
 
 def _too_deep(value: Any, limit: int) -> bool:
@@ -537,11 +576,9 @@ def _typed(text: str, schema: Any) -> Any:
     kinds = kind if isinstance(kind, list) else [kind]
     if "integer" in kinds:
         try:
-            number = int(text)
+            return int(text)  # exact at any size, as in a body
         except ValueError:
             return text
-        _check_ints(number)
-        return number
     if "number" in kinds:
         try:
             return float(text)
