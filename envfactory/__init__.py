@@ -9,8 +9,6 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from envfactory.statemachine import install_solver as _install_solver
-
 if TYPE_CHECKING:
     from envfactory.contracts.errors import (
         ContractError,
@@ -84,8 +82,6 @@ def _solve_output(*args: Any) -> Any:
 
     return solve_output(*args)
 
-
-_install_solver(_solve_output)
 
 __all__ = [
     "Clause",

@@ -1,13 +1,15 @@
 """The state-machine layer: simulator, output synthesis, Gymnasium environment, walks, graph shape.
 
-The one thing defined here is the hook through which the package's composition root
-(``envfactory/__init__``) gives this layer the solver layer's output solver: this layer must not
-import the solver, and the hook must not import anything, so that installing it costs nothing
-(``envfactory --help`` loads no contract code).
+The one thing defined here is the hook through which this layer receives the solver layer's
+output solver: this layer must not import the solver. A caller may ``install_solver``; otherwise
+the composition root's (``envfactory._solve_output``, defined by the top package, which Python
+has always loaded before any of its subpackages) is taken, so that ``import envfactory`` itself
+loads nothing.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -21,8 +23,12 @@ def install_solver(solver: Callable[..., Any]) -> None:
 
 
 def installed_solver() -> Callable[..., Any] | None:
-    """The output solver ``install_solver`` installed, if any."""
-    return _OUTPUT_SOLVER[0] if _OUTPUT_SOLVER else None
+    """The output solver ``install_solver`` installed, else the composition root's, if any."""
+    if _OUTPUT_SOLVER:
+        return _OUTPUT_SOLVER[0]
+    root = sys.modules.get(__name__.rpartition(".")[0])
+    found = getattr(root, "_solve_output", None)
+    return found if callable(found) else None
 
 
 __all__ = ["install_solver", "installed_solver"]
