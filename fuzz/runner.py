@@ -33,6 +33,7 @@ from envfactory.fuzz.findings import KINDS, Finding, FindingError, Findings, Key
 from envfactory.fuzz.oracle import Expectation
 from envfactory.fuzz.reach import Prefix
 from envfactory.fuzz.shrink import minimize
+from envfactory.fuzz.steering import Threshold
 from envfactory.fuzz.targets import Target
 
 MODES = ("valid", "adversarial")
@@ -249,6 +250,8 @@ class Session:
         Hypothesis replays a case's choices and needs them to mean the same thing each time."""
         self.round_start = 0
         self.epoch_over = False
+        self.thresholds: dict[str, tuple[Threshold, ...]] = {}
+        """Each operation's thresholds, read once for the shrinker (``shrink._tied``)."""
         self.state_writes = {name: tuple(sorted(op.writes)) for name, op in closed.operations.items()}
 
     def elapsed(self) -> float:
