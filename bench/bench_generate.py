@@ -26,7 +26,7 @@ import envfactory  # noqa: E402
 from envfactory.contracts.model import Contract  # noqa: E402
 from envfactory.solver.graph import compile as compile_graph  # noqa: E402
 from envfactory.statemachine.abstraction import predicates, valuation  # noqa: E402
-from envfactory.statemachine.outputs import Sampler  # noqa: E402
+from envfactory.statemachine.sampling import Sampler  # noqa: E402
 from envfactory.statemachine.simulator import Simulator  # noqa: E402
 from envfactory.statemachine.walk import LoadSpec, ProcessWalks, generate  # noqa: E402
 from envfactory.trajectory import Trajectory, dumps_jsonl  # noqa: E402

@@ -8,13 +8,23 @@ way a straightforward implementation would. Both see identical schemas and value
 run; the script prints the ratio and the absolute figures, plus how long each published document
 takes to load (parse, translate, infer, bundle, type-check, compile).
 
-    python bench/bench_openapi.py [--rounds N]
+Then, on the large published documents (Stripe, Box), the part of loading that issue 16 made
+scale, before and after in the same run: every operation's schemas bundled per use (each one a
+self-contained copy of everything it refers to, then typed on its own: the loader before) against
+one shared ``$defs`` per document (each reference copied and normalized once, typed once). It
+prints the time and how many schema nodes each way builds, and the whole ``envfactory.load``.
+Whole-process figures as a user runs ``check`` are measured with ``/usr/bin/time -v`` (see the
+issue-16 note); this script compares the two ways inside one process.
+
+    python bench/bench_openapi.py [--rounds N] [--skip-large]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -78,10 +88,100 @@ def calls() -> list[tuple[str, str, Any]]:
     return valid * 3 + broken
 
 
+def _raw_schemas(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Per operation, the raw input wrapper and output schema the translator bundles."""
+    from envfactory.contracts import _refs
+
+    result = []
+    for item in doc["paths"].values():
+        for method, op in item.items():
+            if method not in ("get", "put", "post", "delete", "patch") or not isinstance(op, Mapping):
+                continue
+            props: dict[str, Any] = {}
+            for param in [*item.get("parameters", []), *op.get("parameters", [])]:
+                param = _refs.resolve_local(doc, param["$ref"]) if "$ref" in param else param
+                props[param["name"]] = param.get("schema", {})
+            for media in (op.get("requestBody") or {}).get("content", {}).values():
+                props["body"] = media.get("schema", {})
+                break
+            result.append({"type": "object", "properties": props})
+            for code, response in sorted(op.get("responses", {}).items()):
+                if str(code).startswith("2"):
+                    for media in (response.get("content") or {}).values():
+                        result.append(media.get("schema", {}))
+                        break
+                    break
+    return result
+
+
+def _nodes(node: Any, seen: set[int]) -> int:
+    if id(node) in seen or not isinstance(node, Mapping | list):
+        return 0
+    seen.add(id(node))
+    values = node.values() if isinstance(node, Mapping) else node
+    return 1 + sum(_nodes(v, seen) for v in values)
+
+
+def large_documents() -> None:
+    """Bundling and typing every operation's schemas: per use (before) against shared (after)."""
+    from envfactory.contracts import _refs, types
+    from envfactory.contracts._source import load_document
+    from envfactory.contracts._validate import normalize_openapi
+
+    for name in ("stripe-spec3.json", "box-openapi.json"):
+        path = CORPUS / name
+        if not path.exists():
+            continue
+        doc = load_document(path)
+        raws = _raw_schemas(doc)
+        version = str(doc["openapi"])
+
+        start = time.perf_counter()
+        seen: set[int] = set()
+        before_nodes = 0
+        kept = []  # alive while counting, so that no id is reused
+        for raw in raws:
+            bundled = normalize_openapi(_refs.bundle(raw, document=doc, document_path=path), version)
+            kept.append(bundled)
+            before_nodes += _nodes(bundled, seen)
+            types.from_schema(bundled, lambda ref, b=bundled: _refs.resolve_local(b, ref))
+        t_before = time.perf_counter() - start
+        del kept
+
+        start = time.perf_counter()
+        shared = _refs.DocumentBundler(doc, path, transform=lambda s, v=version: normalize_openapi(s, v))
+        cache: dict[Any, Any] = {}
+        kept = []
+        for raw in raws:
+            bundled = shared.bundle(raw)
+            kept.append(bundled)
+            types.from_schema(bundled, lambda ref, b=bundled: _refs.resolve_local(b, ref), cache=cache)
+        t_after = time.perf_counter() - start
+        seen = set()  # counted once all are built: the shared $defs grow as schemas use them
+        after_nodes = sum(_nodes(bundled, seen) for bundled in kept)
+
+        start = time.perf_counter()
+        contract = envfactory.load(path)
+        t_load = time.perf_counter() - start
+        size = len(json.dumps(contract.operations[next(iter(contract.operations))].input_schema["$defs"]))
+        print(f"{name}: {len(raws)} schemas of {len(contract.operations)} operations")
+        print(f"  per use (before): {t_before:.2f} s, {before_nodes} schema nodes built")
+        print(f"  shared (after):   {t_after:.2f} s, {after_nodes} schema nodes built")
+        print(
+            f"  ratio: {t_before / t_after:.1f}x faster, {before_nodes / max(after_nodes, 1):.1f}x fewer nodes"
+        )
+        print(
+            f"  envfactory.load (parse, translate, infer, type-check): {t_load:.2f} s; shared $defs {size} bytes"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=400)
+    parser.add_argument("--skip-large", action="store_true", help="leave out Stripe and Box")
     args = parser.parse_args()
+    if not args.skip_large:
+        large_documents()
 
     load_times = {}
     for path in sorted(CORPUS.glob("*.yaml")):

@@ -209,7 +209,7 @@ def breakdown(contract_path: Path, traj_path: Path, repeat: int) -> list[tuple[s
     import attrs
 
     from envfactory.trajectory import read_trajectories
-    from envfactory.verify import Verifier
+    from envfactory.verification import Verifier
 
     contract = envfactory.load(contract_path)
     stages: list[tuple[str, dict[str, Any]]] = [("everything", {})]

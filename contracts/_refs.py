@@ -15,13 +15,19 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from envfactory.contracts.errors import InputError, Location, RefError
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 MAX_DEFS = 5_000
 MAX_NODES = 500_000
+# one document's shared $defs: bounded by the document's size, not by how often schemas are used
+MAX_SHARED_DEFS = 100_000
+MAX_SHARED_NODES = 20_000_000
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _NAME_SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
@@ -39,9 +45,89 @@ def bundle(
     when the pointer does not resolve there); ``document_path`` locates files referenced
     relatively; ``root_dir`` (default: the document's folder) bounds where they may be.
     """
+    if is_bundled(schema):
+        return dict(schema)  # already bundled against its document: nothing to copy
     path = Path(document_path) if document_path is not None else None
     root = Path(root_dir) if root_dir is not None else (path.parent if path is not None else Path.cwd())
     return _Bundler(schema, document, path, root).run()
+
+
+class SharedDefs(dict[str, Any]):
+    """The ``$defs`` of every schema of one document: each target copied once, shared by all.
+
+    A schema whose ``$defs`` is a ``SharedDefs`` is already bundled; ``bundle`` hands it back
+    as it is instead of copying the (large) closure once per use.
+    """
+
+    __slots__ = ()
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> SharedDefs:
+        return self  # shared on purpose: copying a schema never copies the document's defs
+
+
+class DocumentBundler:
+    """Bundles many schemas of one document into one shared ``$defs`` (references resolved once).
+
+    ``bundle(schema)`` returns a copy of ``schema``'s own nodes, with every ``$ref`` rewritten to
+    ``#/$defs/NAME`` and ``$defs`` set to the document's ``SharedDefs``. A target is copied (and
+    passed through ``transform``, e.g. OpenAPI's dialect) the first time any schema refers to it,
+    never again: loading stays proportional to the document, not to how often schemas are used.
+    """
+
+    def __init__(
+        self,
+        document: Any,
+        document_path: str | Path | None,
+        transform: Callable[[Any], Any] | None = None,
+        root_dir: str | Path | None = None,
+        inspect: Callable[[Any], None] | None = None,
+    ) -> None:
+        path = Path(document_path) if document_path is not None else None
+        root = Path(root_dir) if root_dir is not None else (path.parent if path is not None else Path.cwd())
+        self._bundler = _Bundler(document, document, path, root, shared=True)
+        self._bundler.transform = transform
+        self._bundler.inspect = inspect  # sees every node as written (with its location) once
+
+    @property
+    def defs(self) -> SharedDefs:
+        defs = self._bundler.defs
+        assert isinstance(defs, SharedDefs)
+        return defs
+
+    def bundle(self, schema: Any, file: str | None = None, document: Any | None = None) -> dict[str, Any]:
+        """``schema`` with its references pointing into the shared ``$defs`` (added when used)."""
+        b = self._bundler
+        top = b.copy(schema, file or b.file, document if document is not None else b.document, b.document, ())
+        if not isinstance(top, dict):
+            top = {}
+        if b.transform is not None:
+            top = b.transform(top)
+        top["$defs"] = b.defs
+        return top
+
+    def node(self, schema: Any, file: str | None = None, document: Any | None = None) -> Any:
+        """``schema``'s own nodes with references into the shared ``$defs`` (without ``$defs``)."""
+        top = self.bundle(schema, file, document)
+        top.pop("$defs", None)
+        return top
+
+    def follow(
+        self, node: Any, loc: Location, file: str | None = None, document: Any | None = None
+    ) -> tuple[Any, Location, str, Any]:
+        """Follow a chain of ``$ref``s of a non-schema object (path item, parameter, response...).
+
+        Returns the target, its location, the file it is in and that file's document, so that
+        references inside the target resolve against where it was written.
+        """
+        return self._bundler.follow(node, loc, file, document)
+
+    def file_of(self, file: str) -> Any:
+        return self._bundler.document_of(file)
+
+
+def is_bundled(schema: Any) -> bool:
+    """True for a schema made by ``DocumentBundler`` (its ``$defs`` is the shared one)."""
+    return isinstance(schema, Mapping) and isinstance(schema.get("$defs"), SharedDefs)
 
 
 def resolve_local(bundled: Mapping[str, Any], ref: str) -> Any:
@@ -78,13 +164,17 @@ def _pointer(doc: Any, pointer: str) -> Any:
 
 
 class _Bundler:
-    def __init__(self, schema: Any, document: Any | None, path: Path | None, root: Path) -> None:
+    def __init__(
+        self, schema: Any, document: Any | None, path: Path | None, root: Path, shared: bool = False
+    ) -> None:
         self.schema = schema
         self.document = document if document is not None else schema
         self.path = path
         self.root = root.resolve()
         self.file = str(path) if path is not None else "<schema>"
-        self.defs: dict[str, Any] = {}
+        self.defs: dict[str, Any] = SharedDefs() if shared else {}
+        self.transform: Callable[[Any], Any] | None = None
+        self.inspect: Callable[[Any], None] | None = None
         self.names: dict[tuple[str, str], str] = {}
         self.files: dict[Path, Any] = {}
         self.nodes = 0
@@ -106,11 +196,13 @@ class _Bundler:
 
     def copy(self, node: Any, file: str, document: Any, schema_root: Any, chain: tuple[str, ...]) -> Any:
         self.nodes += 1
-        if self.nodes > MAX_NODES:
+        if self.nodes > (MAX_SHARED_NODES if isinstance(self.defs, SharedDefs) else MAX_NODES):
             raise RefError(f"schema expands to more than {MAX_NODES} nodes", self.where(node))
         if isinstance(node, Mapping):
             if "$ref" in node and not isinstance(node["$ref"], str):
                 raise RefError("$ref must be a string", self.where(node))
+            if self.inspect is not None:
+                self.inspect(node)
             out: dict[str, Any] = {}
             for key, value in node.items():
                 if key == "$ref" and isinstance(value, str):
@@ -141,7 +233,7 @@ class _Bundler:
         target, found_in = self.lookup(fragment, document, schema_root, ref, where)
         name = self.name_for(fragment or Path(file).stem)
         self.names[key] = name
-        if len(self.defs) >= MAX_DEFS:
+        if len(self.defs) >= (MAX_SHARED_DEFS if isinstance(self.defs, SharedDefs) else MAX_DEFS):
             raise RefError(f"more than {MAX_DEFS} distinct $ref targets", where)
         self.defs[name] = {}
         if isinstance(target, Mapping) and set(target) == {"$ref"} and isinstance(target["$ref"], str):
@@ -149,7 +241,8 @@ class _Bundler:
             inner = self.ref(target["$ref"], target, file, found_in, schema_root, (*chain, name))
             self.defs[name] = {"$ref": inner}
         else:
-            self.defs[name] = self.copy(target, file, found_in, schema_root, ())
+            copied = self.copy(target, file, found_in, schema_root, ())
+            self.defs[name] = self.transform(copied) if self.transform is not None else copied
         return f"#/$defs/{name}"
 
     def lookup(
@@ -183,6 +276,38 @@ class _Bundler:
             except InputError as err:
                 raise RefError(f"$ref {ref!r}: {err.message}", err.location or where) from None
         return self.files[candidate], str(candidate)
+
+    def document_of(self, file: str) -> Any:
+        if file == self.file:
+            return self.document
+        return self.files.get(Path(file), self.document)
+
+    def follow(
+        self, node: Any, loc: Location, file: str | None, document: Any | None
+    ) -> tuple[Any, Location, str, Any]:
+        """Follow ``$ref`` chains of non-schema objects, into the document and files beside it."""
+        file = file or self.file
+        document = document if document is not None else self.document
+        seen: set[tuple[str, str]] = set()
+        while isinstance(node, Mapping) and "$ref" in node:
+            ref = node["$ref"]
+            if not isinstance(ref, str):
+                raise RefError("$ref must be a string", loc)
+            target_file, _, fragment = ref.partition("#")
+            if _SCHEME.match(target_file):
+                raise RefError(f"$ref {ref!r}: references over the network are not followed", loc)
+            if target_file:
+                document, file = self.load_file(target_file, file, loc, ref)
+            if (file, fragment) in seen:
+                raise RefError(f"$ref cycle through {ref!r}", loc)
+            seen.add((file, fragment))
+            try:
+                node = _pointer(document, fragment)
+            except KeyError:
+                raise RefError(f"$ref {ref!r} points to nothing in {Path(file).name}", loc) from None
+            found = getattr(node, "loc", None)
+            loc = found if isinstance(found, Location) else Location(file)
+        return node, loc, file, document
 
     def name_for(self, fragment: str) -> str:
         base = fragment.rstrip("/").rsplit("/", 1)[-1] or "root"

@@ -13,6 +13,7 @@ contracts layer.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -110,6 +111,7 @@ def load_text(text: str, name: str = "<string>") -> Any:
     if "\x00" in text:
         raise InputError("binary data (NUL byte) in a text file", _offset_loc(text, text.index("\x00"), name))
     _check_nesting(text, name)
+    text = _surrogate_pairs(text)
     try:
         node = yaml.compose(text, Loader=_Loader)
     except yaml.MarkedYAMLError as err:
@@ -127,6 +129,24 @@ def load_text(text: str, name: str = "<string>") -> Any:
         return None
     _check_expansion(node, name)
     return _Builder(name).build(node)
+
+
+# an escaped UTF-16 surrogate pair (JSON's way to write a character beyond U+FFFF), not itself escaped
+_PAIR = re.compile(r"(?<!\\)((?:\\\\)*)\\u([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F][0-9a-fA-F]{2})")
+
+
+def _surrogate_pairs(text: str) -> str:
+    """JSON's escaped surrogate pairs (``"\\ud83d\\udc4d"``, read by Python's ``json``) as the
+    ``\\U0001f44d`` escape YAML reads: the same string, which YAML's parser would refuse."""
+    if "\\u" not in text or not text.lstrip().startswith(("{", "[")):
+        return text  # YAML proper: a backslash outside double quotes is literal text
+
+    def one(match: re.Match[str]) -> str:
+        high, low = int(match.group(2), 16), int(match.group(3), 16)
+        code = 0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00)
+        return f"{match.group(1)}\\U{code:08x}"
+
+    return _PAIR.sub(one, text)
 
 
 def load_json_lines(text: str, name: str) -> LocList:

@@ -51,15 +51,29 @@ def _refuse_retrieval(uri: str) -> Any:
 class SchemaValidator:
     """A JSON Schema compiled once; ``is_valid`` / ``first`` / ``violations`` on the hot path."""
 
-    __slots__ = ("_validator", "location", "schema")
+    __slots__ = ("_compiled", "location", "schema")
 
-    def __init__(self, schema: Mapping[str, Any], location: Location | None = None) -> None:
+    def __init__(
+        self, schema: Mapping[str, Any], location: Location | None = None, lazy: bool = False
+    ) -> None:
         self.schema = dict(schema)
         self.location = location
+        self._compiled: Any = None
+        if not lazy:
+            self._compiled = self._compile()
+
+    @property
+    def _validator(self) -> Any:
+        """The compiled validator, built on first use where the schema was checked already."""
+        if self._compiled is None:
+            self._compiled = self._compile()
+        return self._compiled
+
+    def _compile(self) -> Any:
         compiled = dict(self.schema)
         compiled.setdefault("$schema", _DRAFT_2020)
         try:
-            self._validator = jsonschema_rs.validator_for(
+            return jsonschema_rs.validator_for(
                 compiled,
                 pattern_options=jsonschema_rs.FancyRegexOptions(
                     backtrack_limit=BACKTRACK_LIMIT, size_limit=REGEX_SIZE_LIMIT
@@ -68,7 +82,7 @@ class SchemaValidator:
             )
         except (ValueError, TypeError, jsonschema_rs.ReferencingError) as err:
             first = str(err).splitlines()[0] if str(err) else type(err).__name__
-            raise ContractError(f"invalid JSON Schema: {first}", location) from None
+            raise ContractError(f"invalid JSON Schema: {first}", self.location) from None
 
     def is_valid(self, value: Any) -> bool:
         try:
@@ -153,15 +167,17 @@ def _normalize(schema: Any, legacy: bool, depth: int) -> Any:
                 out[key] = _normalize(value, legacy, depth + 1)
         elif key in _OPENAPI_ONLY:
             continue
+        elif key == "required" and isinstance(value, list):
+            out[key] = list(dict.fromkeys(v for v in value if isinstance(v, str | int | float | bool)))
         else:
             out[key] = value
-    if legacy:
-        for bound, limit in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
-            flag = out.get(bound)
-            if isinstance(flag, bool):
-                del out[bound]
-                if flag and limit in out:
-                    out[bound] = out.pop(limit)
+    # 3.0's boolean bounds, also where a 3.1 document still writes them (they mean one thing)
+    for bound, limit in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
+        flag = out.get(bound)
+        if isinstance(flag, bool):
+            del out[bound]
+            if flag and limit in out:
+                out[bound] = out.pop(limit)
     if schema.get("nullable") is True:
         out = _nullable(out)
     return out

@@ -442,6 +442,18 @@ class _Compiler:
             (arg,) = args
             length = V.length
             return lambda env: length(arg(env), sources[0])
+        if func == "values":
+            (arg,) = args
+
+            def records(env: Env) -> list[Any]:
+                value = arg(env)
+                if not isinstance(value, V.FrozenMap):
+                    raise EvaluationError(
+                        f"values() needs a collection, but {sources[0]} is {V.type_name(value)}"
+                    )
+                return list(value.values())
+
+            return records
         if func == "implies":
             premise, conclusion = args
             truth = V.truth

@@ -136,6 +136,12 @@ class Interpreter:
         args = [self.eval(a, env) for a in node.args]
         if node.func == "len":
             return V.length(args[0], sources[0])
+        if node.func == "values":
+            if not isinstance(args[0], V.FrozenMap):
+                raise EvaluationError(
+                    f"values() needs a collection, but {sources[0]} is {V.type_name(args[0])}"
+                )
+            return list(args[0].values())
         if node.func in ("abs", "min", "max"):
             for value, src in zip(args, sources, strict=True):
                 if not V.is_number(value):

@@ -133,7 +133,7 @@ class IfExp(Expr):
 
 @attrs.frozen(slots=True)
 class Call(Expr):
-    """A built-in: ``len abs min max implies startswith endswith``.
+    """A built-in: ``len abs min max implies startswith endswith values``.
 
     ``s.startswith(p)`` is parsed as ``Call("startswith", (s, p))``.
     """
@@ -183,6 +183,7 @@ BUILTINS: dict[str, tuple[int, int]] = {
     "implies": (2, 2),
     "startswith": (2, 2),
     "endswith": (2, 2),
+    "values": (1, 1),  # a collection's records, as a list in iteration order
 }
 QUANTIFIERS = frozenset({"all", "any", "sum"})
 ARITH_OPS = frozenset({"+", "-", "*", "/", "//", "%"})

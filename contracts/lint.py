@@ -76,8 +76,10 @@ def _contradiction(node: ir.Expr) -> bool:
 
 
 def lint(contract: Contract) -> list[Finding]:
-    """Every face-value finding, in a stable order."""
-    findings: list[Finding] = []
+    """Every face-value finding, in a stable order (defects the loader read past come first)."""
+    findings: list[Finding] = [
+        Finding(kind, "warning", message, where) for kind, message, where in contract.load_defects
+    ]
     state = set(contract.state)
     read: set[str] = set()
     written: set[str] = set()

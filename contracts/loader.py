@@ -45,8 +45,17 @@ def contract_schema() -> dict[str, Any]:
     return result
 
 
-def load(path: str | Path, *, with_state: str | Path | None = None, closed_world: bool = False) -> Contract:
-    """Load a contract: native, OpenAPI 3.x, or a tool list (optionally joined with ``with_state``)."""
+def load(
+    path: str | Path,
+    *,
+    with_state: str | Path | None = None,
+    closed_world: bool = False,
+    strict: bool = False,
+) -> Contract:
+    """Load a contract: native, OpenAPI 3.x, or a tool list (optionally joined with ``with_state``).
+
+    ``strict``: a defect an OpenAPI document is otherwise read past (a warning finding) is an error.
+    """
     path = Path(path)
     doc = _source.load_document(path)
     kind = sniff(doc, path)
@@ -60,7 +69,7 @@ def load(path: str | Path, *, with_state: str | Path | None = None, closed_world
     elif kind == "openapi":
         from envfactory.contracts import openapi
 
-        contract = openapi.from_openapi(doc, path, with_state=with_state)
+        contract = openapi.from_openapi(doc, path, with_state=with_state, strict=strict)
     else:
         from envfactory.contracts import tools
 
@@ -168,6 +177,7 @@ class _Builder:
         self.document = document if document is not None else doc
         self.file_loc = Location(str(path))
         self._validators: dict[int, tuple[Mapping[str, Any], _validate.SchemaValidator]] = {}
+        self._type_caches: dict[int, dict[Any, T.Type]] = {}
 
     # -- schemas ------------------------------------------------------------------------------
 
@@ -181,17 +191,22 @@ class _Builder:
         bundled = _refs.bundle(schema, document=self.document, document_path=self.path)
         # compile now: a schema that is not valid JSON Schema is reported here, with its place,
         # before anything else (the type reader, the solver) reads it
-        self._validators[id(bundled)] = (bundled, _validate.SchemaValidator(bundled, location=loc))
+        # (a schema of a document's shared $defs was checked whole when the document loaded:
+        # compile it on first use, so loading stays proportional to the document)
+        lazy = _refs.is_bundled(schema)
+        self._validators[id(bundled)] = (bundled, _validate.SchemaValidator(bundled, location=loc, lazy=lazy))
         return bundled
 
     def type_of(self, bundled: Mapping[str, Any]) -> T.Type:
-        return T.from_schema(bundled, lambda ref: _refs.resolve_local(bundled, ref))
+        # schemas of one document share their $defs, so a reference's type is read once for all
+        cache = self._type_caches.setdefault(id(bundled["$defs"]), {}) if _refs.is_bundled(bundled) else None
+        return T.from_schema(bundled, lambda ref: _refs.resolve_local(bundled, ref), cache=cache)
 
     def validator(self, bundled: Mapping[str, Any], loc: Location) -> _validate.SchemaValidator:
         cached = self._validators.get(id(bundled))
         if cached is not None and cached[0] is bundled:
             return cached[1]
-        return _validate.SchemaValidator(dict(bundled), location=loc)
+        return _validate.SchemaValidator(dict(bundled), location=loc, lazy=_refs.is_bundled(bundled))
 
     # -- state ----------------------------------------------------------------------------------
 

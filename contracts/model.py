@@ -175,6 +175,8 @@ class Contract:
     schemas: Mapping[str, Any] = attrs.field(factory=dict)
     open_world: bool = False
     description: str | None = None
+    # defects the loader read past (kind, message, where): reported as warning findings
+    load_defects: tuple[tuple[str, str, Location], ...] = ()
 
     def operation(self, name: str) -> Operation | None:
         return self.operations.get(name)

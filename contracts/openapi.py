@@ -26,7 +26,7 @@ from envfactory.contracts import _refs, _rest
 from envfactory.contracts._dialect import format_bounds
 from envfactory.contracts._source import LocDict, LocList, locate
 from envfactory.contracts._validate import SchemaValidator, normalize_openapi
-from envfactory.contracts.errors import ContractError, Location
+from envfactory.contracts.errors import ContractError, Location, RefError
 from envfactory.contracts.model import Contract, HttpBinding
 
 METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
@@ -35,15 +35,25 @@ _IGNORED_HEADERS = frozenset({"accept", "content-type", "authorization"})
 _ROOT_EXTENSION_KEYS = frozenset({"state", "invariants", "goals", "schemas", "infer", "description"})
 _OP_EXTENSION_KEYS = frozenset({"requires", "effects", "ensures", "infer", "description"})
 EXTENSION = "x-envfactory"
-_BODY = "\x00body"  # where the request body waits inside the input schema until it is placed
+_BODY = "\x00body"
+_Where = tuple[
+    str | None, Any
+]  # the file a node was written in, and that file's document  # where the request body waits inside the input schema until it is placed
 
 
-def from_openapi(doc: Any, path: str | Path, with_state: str | Path | None = None) -> Contract:
-    """Translate an OpenAPI 3.x document to native form and build the contract from it."""
+def from_openapi(
+    doc: Any, path: str | Path, with_state: str | Path | None = None, strict: bool = False
+) -> Contract:
+    """Translate an OpenAPI 3.x document to native form and build the contract from it.
+
+    Defects that do not change what the document means (duplicate ``required`` entries, 3.0's
+    boolean ``exclusiveMinimum`` in a 3.1 document, unknown formats) are read past and kept as
+    warnings at their own location; ``strict`` makes the first of them an error.
+    """
     from envfactory.contracts import loader, tools
 
     path = Path(path)
-    translator = _Translator(doc, path)
+    translator = _Translator(doc, path, strict)
     native, http, locs, ops = translator.translate()
     root_ext = translator.root_extension()
     infer = root_ext.get("infer", True) is not False
@@ -86,7 +96,7 @@ def from_openapi(doc: Any, path: str | Path, with_state: str | Path | None = Non
         for name, spec in native["operations"].items()
         if spec.get("effects") and name not in explicit_effects
     )
-    return loader.build(
+    contract = loader.build(
         native,
         path,
         document=doc,
@@ -100,6 +110,7 @@ def from_openapi(doc: Any, path: str | Path, with_state: str | Path | None = Non
         inferred_effects=inferred_effects if infer else frozenset(),
         operation_locs=locs,
     )
+    return attrs.evolve(contract, load_defects=translator.defects()) if translator.found else contract
 
 
 def _extend(items: LocList, explicit: Any, loc: Location) -> None:
@@ -137,8 +148,14 @@ def _copy_locs(target: Any, source: Any) -> None:
         own.update(locs)
 
 
+# formats JSON Schema 2020-12 and OpenAPI define; any other is an annotation nobody checks
+KNOWN_FORMATS = frozenset(
+    ["date-time", "date", "time", "duration", "email", "idn-email", "hostname", "idn-hostname", "ipv4", "ipv6", "uri", "uri-reference", "iri", "iri-reference", "uuid", "uri-template", "json-pointer", "relative-json-pointer", "regex", "int32", "int64", "float", "double", "byte", "binary", "password"]
+)
+
+
 class _Translator:
-    def __init__(self, doc: Any, path: Path) -> None:
+    def __init__(self, doc: Any, path: Path, strict: bool = False) -> None:
         self.doc = doc
         self.path = path
         self.file_loc = getattr(doc, "loc", None) or Location(str(path))
@@ -151,6 +168,10 @@ class _Translator:
                 locate(doc, ["openapi"], self.file_loc),
             )
         self.version = version
+        self.strict = strict
+        self.found: dict[tuple[str, str], tuple[Location, int]] = {}
+        self.bundler = _refs.DocumentBundler(doc, path, transform=self._dialect, inspect=self._inspect)
+        self.schemas: list[tuple[dict[str, Any], Location]] = []
         self.names: dict[tuple[str, str], str] = {}
         self.op_exts: dict[str, Mapping[str, Any]] = {}
         self.pending_links: dict[str, list[tuple[str, Any, Location]]] = {}
@@ -160,19 +181,78 @@ class _Translator:
     def loc(self, *parts: str | int) -> Location:
         return locate(self.doc, list(parts), self.file_loc)
 
-    def schema(self, raw: Any, loc: Location) -> dict[str, Any]:
-        """A self-contained JSON Schema 2020-12: references bundled, OpenAPI's dialect normalized."""
+    def _inspect(self, node: Mapping[str, Any]) -> None:
+        """Note a defect of a schema as written, at its own location (or stop on it if strict)."""
+        required = node.get("required")
+        if isinstance(required, list):
+            seen: set[Any] = set()
+            for name in required:
+                if isinstance(name, str) and name in seen:
+                    self.defect(
+                        "duplicate-required", f"{name!r} is listed twice in required", node, "required"
+                    )
+                seen.add(name)
+        if self.version.startswith("3.1"):
+            for bound in ("exclusiveMinimum", "exclusiveMaximum"):
+                if isinstance(node.get(bound), bool):
+                    self.defect(
+                        "openapi-3.0-keyword",
+                        f"boolean {bound} is OpenAPI 3.0; a 3.1 document gives the bound as a number "
+                        "(read as 3.0 means it)",
+                        node,
+                        bound,
+                    )
+        fmt = node.get("format")
+        if isinstance(fmt, str) and fmt not in KNOWN_FORMATS and isinstance(node.get("type"), str | list):
+            self.defect("unknown-format", f"unknown format {fmt!r} (not checked)", node, "format")
+
+    def defect(self, kind: str, message: str, node: Any, key: str) -> None:
+        where = locate(node, [key], getattr(node, "loc", None) or self.file_loc)
+        if self.strict:
+            raise ContractError(f"{message} (--strict)", where)
+        first = (kind, message)
+        if first in self.found:  # the same defect elsewhere: counted, reported once
+            self.found[first] = (self.found[first][0], self.found[first][1] + 1)
+        else:
+            self.found[first] = (where, 1)
+
+    def defects(self) -> tuple[tuple[str, str, Location], ...]:
+        return tuple(
+            (kind, message if count == 1 else f"{message}; {count} places like this one", where)
+            for (kind, message), (where, count) in self.found.items()
+        )
+
+    def _dialect(self, schema: Any) -> Any:
+        """OpenAPI's dialect to JSON Schema 2020-12, applied once to each node the bundler copies."""
+        result = normalize_openapi(schema, self.version)
+        return format_bounds(dict(result)) if isinstance(result, Mapping) else {}
+
+    def schema(self, raw: Any, loc: Location, where: _Where | None = None) -> dict[str, Any]:
+        """A JSON Schema 2020-12 whose ``$ref``s point into the document's shared ``$defs``.
+
+        Each referenced schema is copied and normalized once per document, however many
+        operations use it; validators compile on first use (``check_schemas`` checks them all).
+        """
         if raw is None or raw is True:
             return {}
         if raw is False:
             return {"not": {}}
         if not isinstance(raw, Mapping):
             raise ContractError(f"a schema must be an object, got {type(raw).__name__}", loc)
-        bundled = _refs.bundle(raw, document=self.doc, document_path=self.path)
-        result = normalize_openapi(bundled, self.version)
-        schema = format_bounds(dict(result)) if isinstance(result, Mapping) else {}
-        SchemaValidator(schema, location=loc)  # a schema that is not JSON Schema stops here, located
+        file, document = where if where is not None else (None, None)
+        schema = self.bundler.bundle(raw, file, document)
+        self.schemas.append((schema, loc))
         return schema
+
+    def check_schemas(self) -> None:
+        """Every schema is JSON Schema: one compile of all of them, then the first bad one, located."""
+        tops = [{k: v for k, v in s.items() if k != "$defs"} for s, _ in self.schemas]
+        try:
+            SchemaValidator({"$defs": self.bundler.defs, "anyOf": tops}, location=self.file_loc)
+        except ContractError:
+            for schema, loc in self.schemas:
+                SchemaValidator(schema, location=loc)
+            raise
 
     def state_decl(self, name: str, decl: Any, loc: Location) -> Any:
         """An ``x-envfactory`` state declaration with its schema in JSON Schema 2020-12."""
@@ -191,20 +271,19 @@ class _Translator:
         result.value_locs.update(getattr(decl, "value_locs", {}))
         return result
 
-    def deref(self, node: Any, loc: Location) -> Any:
-        """Follow ``$ref`` chains of non-schema objects (parameters, request bodies, links)."""
-        seen: set[str] = set()
-        while isinstance(node, Mapping) and isinstance(node.get("$ref"), str):
-            ref = node["$ref"]
-            if not ref.startswith("#/") or ref in seen:
-                raise ContractError(f"$ref {ref!r} cannot be followed here (a local '#/...' is needed)", loc)
-            seen.add(ref)
-            target = _refs.resolve_local(self.doc, ref)
-            if target == {} and not _has_pointer(self.doc, ref):
-                raise ContractError(f"$ref {ref!r} points to nothing in the document", loc)
-            loc = getattr(target, "loc", loc)
-            node = target
-        return node
+    def deref(self, node: Any, loc: Location, where: _Where | None = None) -> tuple[Any, Location, _Where]:
+        """Follow ``$ref`` chains of non-schema objects (path items, operations, parameters,
+        request bodies, responses, links), into the document and files beside it.
+
+        Returns the target, its location, and where it was written (file, document), against
+        which the references inside it resolve. A reference that leads nowhere is an error.
+        """
+        file, document = where if where is not None else (None, None)
+        try:
+            target, loc, file, document = self.bundler.follow(node, loc, file, document)
+        except RefError as err:
+            raise ContractError(err.message, err.location or loc) from None
+        return target, loc, (file, document)
 
     def root_extension(self) -> Mapping[str, Any]:
         ext = self.doc.get(EXTENSION)
@@ -253,13 +332,14 @@ class _Translator:
         seen: dict[str, Location] = {}
         for route, item in paths.items():
             item_loc = self.loc("paths", route)
-            item = self.deref(item, item_loc)
+            item, item_loc, item_where = self.deref(item, item_loc)
             if not isinstance(item, Mapping):
                 raise ContractError(f"path item {route!r} must be a mapping", item_loc)
-            shared = item.get("parameters") or []
+            shared = [(p, item_where) for p in _located_items(item.get("parameters") or [], item_loc)]
             for method in [str(k) for k in item if str(k) in METHODS]:  # in document order
-                operation = item[method]
-                op_loc = locate(item, [method], item_loc)
+                operation, op_loc, where = self.deref(
+                    item[method], locate(item, [method], item_loc), item_where
+                )
                 if not isinstance(operation, Mapping):
                     raise ContractError(f"{method.upper()} {route}: an operation must be a mapping", op_loc)
                 name = operation.get("operationId")
@@ -273,7 +353,7 @@ class _Translator:
                     )
                 seen[name] = op_loc
                 self.names[(method, route)] = name
-                spec, binding, op = self.operation(name, method, str(route), operation, shared, op_loc)
+                spec, binding, op = self.operation(name, method, str(route), operation, shared, op_loc, where)
                 native["operations"][name] = spec
                 http[name] = binding
                 locs[name] = op_loc
@@ -281,6 +361,7 @@ class _Translator:
         if not ops:
             raise ContractError("the document has no operations (paths is empty)", self.loc("paths"))
         ops = [attrs.evolve(op, links=self.links_of(op.name)) for op in ops]
+        self.check_schemas()
         return native, http, locs, ops
 
     def operation(
@@ -289,38 +370,45 @@ class _Translator:
         method: str,
         route: str,
         operation: Mapping[str, Any],
-        shared: Any,
+        shared: list[tuple[tuple[Any, Location], _Where]],
         loc: Location,
+        where: _Where,
     ) -> tuple[dict[str, Any], HttpBinding, _rest.OpInfo]:
         ext = operation.get(EXTENSION)
         if ext is not None:
-            where = locate(operation, [EXTENSION], loc)
+            ext_loc = locate(operation, [EXTENSION], loc)
             if not isinstance(ext, Mapping):
-                raise ContractError(f"{EXTENSION} of {name!r} must be a mapping", where)
-            _check_keys(ext, _OP_EXTENSION_KEYS, f"{EXTENSION} of {name!r}", where)
+                raise ContractError(f"{EXTENSION} of {name!r} must be a mapping", ext_loc)
+            _check_keys(ext, _OP_EXTENSION_KEYS, f"{EXTENSION} of {name!r}", ext_loc)
             if "infer" in ext and not isinstance(ext["infer"], bool):
                 raise ContractError(
-                    f"{EXTENSION}.infer of {name!r} must be true or false", locate(ext, ["infer"], where)
+                    f"{EXTENSION}.infer of {name!r} must be true or false", locate(ext, ["infer"], ext_loc)
                 )
             self.op_exts[name] = ext
-        params = self.parameters(name, shared, operation.get("parameters") or [], loc)
+        own = [(p, where) for p in _located_items(operation.get("parameters") or [], loc)]
+        params = self.parameters(name, shared, own, loc)
         properties: dict[str, Any] = {}
         required: list[str] = []
-        for param, raw, is_required in params:
-            properties[param.name] = raw
+        for param, (raw, raw_where), is_required in params:
+            properties[param.name] = self.bundler.node(raw, *raw_where)
             if is_required:
                 required.append(param.name)
-        body_raw, body_required = self.request_body(name, operation, loc)
+        body_raw, body_required, body_where = self.request_body(name, operation, loc, where)
         if body_raw is not None:
-            properties[_BODY] = body_raw
-        # one bundle for the whole input, so that every $ref lands in one consistent $defs
-        input_schema = self.schema({"type": "object", "properties": properties}, loc)
+            properties[_BODY] = self.bundler.node(body_raw, *body_where)
+        # every piece's $refs point into the document's one shared $defs
+        input_schema: dict[str, Any] = {
+            "type": "object",
+            "properties": properties,
+            "$defs": self.bundler.defs,
+        }
+        self.schemas.append((input_schema, loc))
         body, body_fields, extra = _place_body(input_schema, required, body_required)
         if required:
             input_schema["required"] = required
         input_schema["additionalProperties"] = extra
-        output_schema, links, success = self.response(operation, loc)
-        errors = self.errors(operation)
+        output_schema, links, success = self.response(operation, loc, where)
+        errors = self.errors(operation, loc, where)
         param_infos = tuple(
             _rest.ParamInfo(
                 name=p.name,
@@ -366,16 +454,16 @@ class _Translator:
         return spec, binding, op
 
     def parameters(
-        self, op_name: str, shared: Any, own: Any, loc: Location
-    ) -> list[tuple[_rest.ParamInfo, Any, bool]]:
-        merged: dict[tuple[str, str], tuple[Any, Location]] = {}
+        self,
+        op_name: str,
+        shared: list[tuple[tuple[Any, Location], _Where]],
+        own: list[tuple[tuple[Any, Location], _Where]],
+        loc: Location,
+    ) -> list[tuple[_rest.ParamInfo, tuple[Any, _Where], bool]]:
+        merged: dict[tuple[str, str], tuple[Any, Location, _Where]] = {}
         for group in (shared, own):
-            if not isinstance(group, list):
-                raise ContractError(f"{op_name}: parameters must be a list", getattr(group, "loc", loc))
-            item_locs = getattr(group, "item_locs", [])
-            for index, raw in enumerate(group):
-                where = item_locs[index] if index < len(item_locs) else loc
-                param = self.deref(raw, where)
+            for (raw, at), written in group:
+                param, where, param_where = self.deref(raw, at, written)
                 if not isinstance(param, Mapping) or not isinstance(param.get("name"), str):
                     raise ContractError(f"{op_name}: a parameter needs a name", where)
                 place = param.get("in")
@@ -385,10 +473,10 @@ class _Translator:
                         "expected path, query, header or cookie",
                         locate(param, ["in"], where),
                     )
-                merged[(str(param["name"]), str(place))] = (param, where)
-        result: list[tuple[_rest.ParamInfo, Any, bool]] = []
+                merged[(str(param["name"]), str(place))] = (param, where, param_where)
+        result: list[tuple[_rest.ParamInfo, tuple[Any, _Where], bool]] = []
         names: set[str] = set()
-        for (name, place), (param, where) in merged.items():
+        for (name, place), (param, where, param_where) in merged.items():
             if place == "cookie" or (place == "header" and name.lower() in _IGNORED_HEADERS):
                 continue
             if name in names:
@@ -402,24 +490,26 @@ class _Translator:
             info = _rest.ParamInfo(
                 name=name, where=place, schema={}, required=is_required, loc=where, wire_name=name
             )
-            result.append((info, raw if raw is not None else {}, is_required))
+            result.append((info, (raw if raw is not None else {}, param_where), is_required))
         return result
 
-    def request_body(self, op_name: str, operation: Mapping[str, Any], loc: Location) -> tuple[Any, bool]:
-        """The request body's schema as written (None without a body) and whether it is required."""
+    def request_body(
+        self, op_name: str, operation: Mapping[str, Any], loc: Location, written: _Where
+    ) -> tuple[Any, bool, _Where]:
+        """The request body's schema as written (None without a body), whether it is required,
+        and where it was written."""
         raw = operation.get("requestBody")
         if raw is None:
-            return None, False
-        where = locate(operation, ["requestBody"], loc)
-        body = self.deref(raw, where)
+            return None, False, written
+        body, where, body_where = self.deref(raw, locate(operation, ["requestBody"], loc), written)
         if not isinstance(body, Mapping):
             raise ContractError(f"{op_name}: requestBody must be a mapping", where)
         media = _pick_media(body.get("content") or {})
         schema = media.get("schema") if isinstance(media, Mapping) else None
-        return (schema if schema is not None else {}), body.get("required") is True
+        return (schema if schema is not None else {}), body.get("required") is True, body_where
 
     def response(
-        self, operation: Mapping[str, Any], loc: Location
+        self, operation: Mapping[str, Any], loc: Location, written: _Where
     ) -> tuple[dict[str, Any] | None, list[Any], _Success]:
         """The success response: its schema (None without a JSON body), its links, and its status.
 
@@ -437,11 +527,12 @@ class _Translator:
         documented = tuple(sorted({_status_number(code) for code in codes})) or (200,)
         first = _status_number(codes[0]) if codes else 200
         for code in codes:
-            where = locate(responses, [code], loc)
-            response = self.deref(responses[code], where)
+            response, where, response_where = self.deref(
+                responses[code], locate(responses, [code], loc), written
+            )
             if not isinstance(response, Mapping):
                 continue
-            links = list(self.raw_links(response, where))
+            links = list(self.raw_links(response, where, response_where))
             content = response.get("content")
             if code == "204" or not isinstance(content, Mapping) or not content:
                 if code == codes[-1] or links:
@@ -453,24 +544,27 @@ class _Translator:
             raw = media.get("schema") if isinstance(media, Mapping) else None
             if raw is None:
                 return None, links, success
-            return self.schema(raw, locate(response, ["content"], where)), links, success
+            return self.schema(raw, locate(response, ["content"], where), response_where), links, success
         return None, [], _Success(first, True, documented)
 
-    def raw_links(self, response: Mapping[str, Any], loc: Location) -> list[tuple[str, Any, Location]]:
+    def raw_links(
+        self, response: Mapping[str, Any], loc: Location, written: _Where
+    ) -> list[tuple[str, Any, Location]]:
         links = response.get("links")
         if not isinstance(links, Mapping):
             return []
         result = []
         for name, raw in links.items():
             where = locate(links, [name], loc)
-            result.append((str(name), self.deref(raw, where), where))
+            result.append((str(name), self.deref(raw, where, written)[0], where))
         return result
 
-    def errors(self, operation: Mapping[str, Any]) -> dict[int, str]:
+    def errors(self, operation: Mapping[str, Any], loc: Location, written: _Where) -> dict[int, str]:
         result: dict[int, str] = {}
         for code, response in (operation.get("responses") or {}).items():
             text = str(code)
             if text.isdigit() and int(text) >= 400:
+                response = self.deref(response, locate(operation, ["responses", code], loc), written)[0]
                 description = response.get("description") if isinstance(response, Mapping) else None
                 result[int(text)] = str(description or "")
         return result
@@ -585,12 +679,9 @@ def _check_keys(ext: Mapping[str, Any], allowed: frozenset[str], what: str, loc:
             raise ContractError(f"{what}: unknown key {key!r}{suggestion}", locate(ext, [key], loc))
 
 
-def _has_pointer(doc: Any, ref: str) -> bool:
-    current = doc
-    for raw in ref[2:].split("/"):
-        part = raw.replace("~1", "/").replace("~0", "~")
-        if isinstance(current, Mapping) and part in current:
-            current = current[part]
-        else:
-            return False
-    return True
+def _located_items(group: Any, loc: Location) -> list[tuple[Any, Location]]:
+    """A parameter list's items with their locations."""
+    if not isinstance(group, list):
+        raise ContractError("parameters must be a list", getattr(group, "loc", loc))
+    item_locs = getattr(group, "item_locs", [])
+    return [(raw, item_locs[i] if i < len(item_locs) else loc) for i, raw in enumerate(group)]

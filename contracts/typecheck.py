@@ -260,6 +260,11 @@ class TypeChecker:
                     node, f"len() needs a collection, a list or a string, got {args[0].describe()}"
                 )
             return T.INT
+        if func == "values":
+            found = [o for o in T.options(T.strip_null(args[0])) if isinstance(o, T.MapType)]
+            if not T.only(args[0], "map"):
+                raise self.fail(node, f"values() needs a collection, got {args[0].describe()}")
+            return T.ListType(T.union([o.value for o in found]) if found else T.ANY)
         if func == "abs":
             if not T.only(args[0], "number"):
                 raise self.fail(node, f"abs() needs a number, got {args[0].describe()}")

@@ -181,26 +181,41 @@ _JSON_TYPES = {
 }
 
 
-def from_schema(schema: Any, resolve: Resolver | None = None, _depth: int = 0) -> Type:
+def from_schema(
+    schema: Any, resolve: Resolver | None = None, _depth: int = 0, cache: dict[Any, Type] | None = None
+) -> Type:
     """The language type of values that validate against a JSON Schema.
 
     ``resolve`` follows ``$ref`` strings; recursion deeper than a few levels becomes ``ANY``.
+    ``cache`` (shared by every schema whose references mean the same, e.g. one document's
+    shared ``$defs``) keeps each reference's type per depth, so that a web of schemas that
+    refer to each other is read once rather than once per path through it.
     """
     if _depth > 12 or not isinstance(schema, Mapping):
         return ANY
+    if cache is None:
+        cache = {}
     if "$ref" in schema and resolve is not None:
-        target = resolve(schema["$ref"])
-        return from_schema(target, resolve, _depth + 1)
+        ref_key = (schema["$ref"], _depth)
+        if isinstance(ref_key[0], str) and ref_key in cache:
+            return cache[ref_key]
+        result = from_schema(resolve(schema["$ref"]), resolve, _depth + 1, cache)
+        if isinstance(ref_key[0], str):
+            cache[ref_key] = result
+        return result
     if "const" in schema:
         return _literal_type(schema["const"], (schema["const"],))
     if "enum" in schema and isinstance(schema["enum"], list) and schema["enum"]:
         values = tuple(schema["enum"])
-        return union(_literal_type(v, values) for v in values)
+        # one value of each Python kind stands for all of that kind (a long enum of strings is
+        # one string type listing them, built once)
+        kinds = {type(v): v for v in reversed(values)}
+        return union(_literal_type(kinds[type(v)], values) for v in values if kinds[type(v)] is v)
     for key in ("anyOf", "oneOf"):
         if isinstance(schema.get(key), list):
-            return union(from_schema(s, resolve, _depth + 1) for s in schema[key])
+            return union(from_schema(s, resolve, _depth + 1, cache) for s in schema[key])
     if isinstance(schema.get("allOf"), list):
-        return _merge_all(schema, resolve, _depth)
+        return _merge_all(schema, resolve, _depth, cache)
     declared = schema.get("type")
     names = declared if isinstance(declared, list) else [declared] if isinstance(declared, str) else []
     if not names:
@@ -210,7 +225,7 @@ def from_schema(schema: Any, resolve: Resolver | None = None, _depth: int = 0) -
             names = ["array"]
         else:
             return ANY
-    return union(_one_type(name, schema, resolve, _depth) for name in names)
+    return union(_one_type(name, schema, resolve, _depth, cache) for name in names)
 
 
 def _literal_type(value: Any, enum: tuple[Any, ...]) -> Type:
@@ -229,22 +244,24 @@ def _literal_type(value: Any, enum: tuple[Any, ...]) -> Type:
     return ANY
 
 
-def _one_type(name: Any, schema: Mapping[str, Any], resolve: Resolver | None, depth: int) -> Type:
+def _one_type(
+    name: Any, schema: Mapping[str, Any], resolve: Resolver | None, depth: int, cache: dict[Any, Type]
+) -> Type:
     if name in _JSON_TYPES:
         return _JSON_TYPES[name]
     if name == "array":
-        return ListType(from_schema(schema.get("items", {}), resolve, depth + 1))
+        return ListType(from_schema(schema.get("items", {}), resolve, depth + 1, cache))
     if name == "object":
         props = schema.get("properties") or {}
         fields = tuple(
-            (str(key), from_schema(sub, resolve, depth + 1))
+            (str(key), from_schema(sub, resolve, depth + 1, cache))
             for key, sub in props.items()
             if isinstance(key, str)
         )
         required = frozenset(r for r in schema.get("required", []) if isinstance(r, str))
         extra = schema.get("additionalProperties")
         if not fields and isinstance(extra, Mapping):
-            return MapType(STRING, from_schema(extra, resolve, depth + 1))
+            return MapType(STRING, from_schema(extra, resolve, depth + 1, cache))
         # a record that declares its properties is closed to clauses: reading a field it does
         # not declare is a typo far more often than a field the API adds, so it takes an explicit
         # ``additionalProperties: true`` (or a schema) to read undeclared fields
@@ -252,11 +269,13 @@ def _one_type(name: Any, schema: Mapping[str, Any], resolve: Resolver | None, de
     return ANY
 
 
-def _merge_all(schema: Mapping[str, Any], resolve: Resolver | None, depth: int) -> Type:
-    parts = [from_schema(s, resolve, depth + 1) for s in schema["allOf"]]
+def _merge_all(
+    schema: Mapping[str, Any], resolve: Resolver | None, depth: int, cache: dict[Any, Type]
+) -> Type:
+    parts = [from_schema(s, resolve, depth + 1, cache) for s in schema["allOf"]]
     rest = {k: v for k, v in schema.items() if k != "allOf"}
     if rest.get("type") or rest.get("properties"):
-        parts.append(from_schema(rest, resolve, depth + 1))
+        parts.append(from_schema(rest, resolve, depth + 1, cache))
     known = [p for p in parts if not isinstance(p, AnyType)]
     # a value meets every part, so it is null only where every part admits null
     nullable = bool(known) and all(is_nullable(p) for p in known)

@@ -23,7 +23,7 @@ from envfactory.importers import BROKEN_ARGUMENTS
 from envfactory.trajectory import Trajectory
 
 if TYPE_CHECKING:
-    from envfactory.verify import Verifier
+    from envfactory.verification import Verifier
 
 
 Writes = dict[Path, tuple[int, str]]

@@ -12,6 +12,8 @@ from __future__ import annotations
 import collections
 import contextlib
 import os
+import sys
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeAlias
@@ -31,7 +33,7 @@ from envfactory.trajectory import (
     parse_list_item,
     read_trajectories,
 )
-from envfactory.verify import Result, Verifier, unreadable
+from envfactory.verification import Result, Verifier, unreadable
 
 CHUNK_LINES = 512
 CHUNK_BYTES = 1 << 20
@@ -332,7 +334,9 @@ def _pool(
     # the entry is this pool's only, and removed with it
     _VERIFIERS[(ref, options)] = verifier
     try:
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+        with ProcessPoolExecutor(
+            max_workers=jobs, mp_context=context, initializer=worker_start, initargs=(os.getpid(),)
+        ) as pool:
 
             def submit(chunk: Chunk) -> Future[list[Packed]]:
                 return pool.submit(run_packed, ref, options, chunk)
@@ -343,6 +347,37 @@ def _pool(
             yield from _ordered(submit, wait, chunks(files, input_format, jobs), jobs * IN_FLIGHT_PER_WORKER)
     finally:
         _VERIFIERS.pop((ref, options), None)
+
+
+PARENT_POLL_SECONDS = 0.5
+
+
+def worker_start(parent: int) -> None:
+    """Run in each worker first: it ends when its parent does (issue 20 item 6). A parent killed
+    by SIGKILL runs no cleanup, and its workers, blocked writing to a pipe nobody reads, would
+    live on under init. Linux delivers SIGKILL at the parent's death (``PR_SET_PDEATHSIG``);
+    elsewhere, and as a second line, a daemon thread sees the parent change and exits. SIGTERM
+    gets its default action back (the CLI's parent turns it into KeyboardInterrupt)."""
+    import signal
+    import threading
+
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    if os.getppid() != parent:  # the parent died before the line above took effect
+        os._exit(1)
+
+    def watch() -> None:
+        while True:
+            time.sleep(PARENT_POLL_SECONDS)
+            if os.getppid() != parent:
+                os._exit(1)
+
+    threading.Thread(target=watch, name="envfactory-parent-watch", daemon=True).start()
 
 
 def _flush_stdio() -> None:

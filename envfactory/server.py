@@ -19,12 +19,15 @@ limits in ``serve``.
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
 import re
 import socket
 import threading
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
+from types import SimpleNamespace
 from typing import Any
 
 import orjson
@@ -33,10 +36,18 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from envfactory._fastpath import Invariant, broken_invariant, per_key_probe, rechecks
+from envfactory.contracts import ir
+from envfactory.contracts._validate import SchemaValidator
+from envfactory.contracts.errors import EnvfactoryError, EvaluationError, TrajectoryError
+from envfactory.contracts.evaluator import Compiled, Env, compile_expr
 from envfactory.contracts.model import Contract, Operation
+from envfactory.contracts.semantics import Failure
+from envfactory.contracts.values import FrozenMap
+from envfactory.contracts.values import to_json as state_value_to_json
 from envfactory.statemachine.simulator import Response as SimResponse
 from envfactory.statemachine.simulator import Simulator
-from envfactory.trajectory import dumps_trajectory
+from envfactory.trajectory import dumps_trajectory, to_json
 
 SESSION_HEADER = "x-envfactory-session"
 DEFAULT_SESSION = "default"
@@ -45,6 +56,16 @@ MAX_JSON_DEPTH = 64
 MAX_SESSIONS = 1024
 BODY_TIMEOUT = 10.0
 MAX_HEADER_BYTES = 16 << 10
+HEADER_TIMEOUT = 10.0  # seconds for a request line and headers to arrive
+MAX_CONNECTIONS_PER_CLIENT = 128
+MAX_CONNECTIONS = 1000
+CALL_OVERHEAD = 256  # bytes a kept call costs beyond its input and output (the entry, the response)
+MAX_HISTORY = 10_000  # calls kept per session
+MAX_HISTORY_BYTES = 8 << 20  # bytes of inputs and outputs kept per session
+MAX_TOTAL_HISTORY_BYTES = 64 << 20  # ... and over all sessions
+_DIGITS = bytes(48 if 48 <= i <= 57 else 32 for i in range(256))  # digits to "0", the rest " "
+_LONG_LITERAL = b"0" * 19  # a literal that may not fit in 64 bits
+_LOG = logging.getLogger("envfactory.server")
 _SESSION_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}\Z")
 
 
@@ -55,22 +76,187 @@ class _BadRequest(Exception):
         self.message = message
 
 
-class _Session:
-    __slots__ = ("lock", "sim")
+class _Rechecks:
+    """What a call re-checks of the invariants, decided as ``verify`` decides it
+    (``envfactory._fastpath``): per operation, only the invariants reading what it writes, and an
+    ``all(body for k in c)`` only at the keys the call wrote, so a call costs the same at 10,000
+    records as at none. Sound only on a state known to hold every invariant: the served
+    simulator checks whole whenever the state is not the one its last check passed."""
 
-    def __init__(self, sim: Simulator) -> None:
+    def __init__(self, contract: Contract) -> None:
+        state = frozenset(contract.state)
+        invariants = tuple(
+            Invariant(c, ir.free_names(c.expr) & state, per_key_probe(c, state)) for c in contract.invariants
+        )
+        self.plans: dict[str, tuple[Any, tuple[tuple[str, Compiled], ...]]] = {
+            name: (
+                SimpleNamespace(invariants=rechecks(invariants, op)),  # all broken_invariant reads of a Plan
+                tuple(
+                    (e.target.var, compile_expr(e.target.key)) for e in op.effects if e.target.key is not None
+                ),
+            )
+            for name, op in contract.operations.items()
+        }
+        self.whole = 0  # whole re-checks so far (tests count them)
+
+
+class _ServedSimulator(Simulator):
+    """The simulator with ``verify``'s incremental invariant re-checks (see ``_Rechecks``)."""
+
+    def __init__(self, contract: Contract, checks: _Rechecks, **options: Any) -> None:
+        self._checks = checks
+        self._good: FrozenMap | None = None  # the last state every invariant held on
+        super().__init__(contract, **options)
+
+    def invariant_failure(
+        self, op: Operation, pre: FrozenMap, post: FrozenMap, value: Any, output: Any
+    ) -> Failure | None:
+        plan, keys = self._checks.plans[op.name]
+        if pre is self._good:
+            try:
+                env = Env(pre, value, output)
+                keyed = [(var, key(env)) for var, key in keys]
+            except EvaluationError:
+                keyed = None
+            if keyed is not None and broken_invariant(plan, post, keyed, Env(post)) is None:
+                self._good = post
+                return None
+        self._checks.whole += 1
+        failure = self.machine.check_invariants(post)
+        self._good = post if failure is None else None
+        return failure
+
+
+class _Session:
+    """One client's simulator, its lock, and what its kept history costs (bytes per call)."""
+
+    __slots__ = ("dropped", "history_bytes", "lock", "name", "note", "sim", "sizes")
+
+    def __init__(self, name: str, sim: Simulator, note: str | None) -> None:
+        self.name = name
         self.sim = sim
         self.lock = asyncio.Lock()
+        self.sizes: deque[int] = deque()
+        self.history_bytes = 0
+        self.dropped = 0
+        self.note = note  # why an earlier session of this name is gone, said once in /_state
+
+    def headers(self) -> dict[str, str]:
+        out = {
+            "x-envfactory-history": f"kept={len(self.sizes)} dropped={self.dropped} bytes={self.history_bytes}"
+        }
+        if self.note is not None:
+            out["x-envfactory-evicted"] = self.note
+        return out
 
 
 class MockServer:
-    """The app's state: the contract, its sessions (least recently used evicted past the cap)."""
+    """The app's state: the contract and its sessions, bounded.
 
-    def __init__(self, contract: Contract, *, seed: int = 0, max_sessions: int = MAX_SESSIONS) -> None:
+    A session keeps at most ``max_history`` calls and ``max_history_bytes`` of them (inputs and
+    outputs as sent); past either, its oldest calls are dropped (down to half) and
+    ``/_trajectory`` starts from the state before the first kept call, saying how many went. All
+    sessions together keep at most ``max_total_bytes`` of history, and at most ``max_sessions``
+    sessions live: past either, the least recently used session is evicted, said in the log and
+    in the ``X-Envfactory-Evicted`` header of the next ``/_state`` of that name.
+    """
+
+    def __init__(
+        self,
+        contract: Contract,
+        *,
+        seed: int = 0,
+        max_sessions: int = MAX_SESSIONS,
+        max_history: int = MAX_HISTORY,
+        max_history_bytes: int = MAX_HISTORY_BYTES,
+        max_total_bytes: int = MAX_TOTAL_HISTORY_BYTES,
+    ) -> None:
         self.contract = contract
         self.seed = seed
         self.max_sessions = max_sessions
+        self.max_history = max_history
+        self.max_history_bytes = max_history_bytes
+        self.max_total_bytes = max_total_bytes
+        self.total_bytes = 0
         self.sessions: OrderedDict[str, _Session] = OrderedDict()
+        self.evicted: OrderedDict[str, str] = OrderedDict()  # name -> why, the newest few thousand
+        self._state_validators: dict[str, tuple[SchemaValidator, SchemaValidator | None]] = {}
+        self.rechecks = _Rechecks(contract)
+
+    def record(self, session: _Session, size: int) -> None:
+        """Account one call of ``size`` bytes to ``session``; trim and evict past the bounds."""
+        session.sizes.append(size)
+        session.history_bytes += size
+        self.total_bytes += size
+        if len(session.sizes) > self.max_history or session.history_bytes > self.max_history_bytes:
+            before = session.history_bytes
+            while session.sizes and (
+                len(session.sizes) > self.max_history // 2
+                or session.history_bytes > self.max_history_bytes // 2
+            ):
+                session.history_bytes -= session.sizes.popleft()
+            session.dropped += session.sim.forget(len(session.sizes))
+            self.total_bytes -= before - session.history_bytes
+        while self.total_bytes > self.max_total_bytes and len(self.sessions) > 1:
+            oldest = next(iter(self.sessions))
+            if oldest == session.name:
+                self.sessions.move_to_end(oldest)
+                continue
+            self._evict(oldest, f"history of all sessions over {self.max_total_bytes} bytes")
+
+    def forget_history(self, session: _Session) -> None:
+        self.total_bytes -= session.history_bytes
+        session.sizes.clear()
+        session.history_bytes = 0
+        session.dropped = 0
+
+    def _evict(self, name: str, why: str) -> None:
+        gone = self.sessions.pop(name)
+        self.total_bytes -= gone.history_bytes
+        self.evicted[name] = why
+        if len(self.evicted) > 4 * self.max_sessions:
+            self.evicted.popitem(last=False)
+        _LOG.warning("session %r evicted (%s) after %d calls", name, why, gone.sim.steps)
+
+    def _validators(self, name: str) -> tuple[SchemaValidator, SchemaValidator | None]:
+        found = self._state_validators.get(name)
+        if found is None:
+            var = self.contract.state[name]
+            key = SchemaValidator(var.key_schema) if var.collection and var.key_schema is not None else None
+            found = self._state_validators[name] = (SchemaValidator(var.schema), key)
+        return found
+
+    def initial_problem(self, sim: Simulator, initial: Mapping[str, Any]) -> Response | None:
+        """A 400 answer when ``initial`` could not be a trajectory's ``initial``: a name the state
+        lacks, a value or record outside its schema, or an invariant it breaks (with the clause)."""
+        try:
+            state = sim.machine.initial_state(initial)
+        except EnvfactoryError as err:
+            return _error(400, f"initial: {err.message}", kind="initial")
+        for name in sorted(initial):
+            var = self.contract.state[name]
+            value, key_check = self._validators(name)
+            if not var.collection:
+                problem = _schema_problem(value, state_value_to_json(state[name]), name)
+            else:
+                problem = None
+                for key, record in state[name].items():
+                    problem = (key_check and _schema_problem(key_check, key, f"{name} key {key!r}")) or (
+                        _schema_problem(value, state_value_to_json(record), f"{name}[{key!r}]")
+                    )
+                    if problem:
+                        break
+            if problem:
+                return _error(400, problem, kind="initial")
+        failure = sim.machine.check_invariants(state)
+        if failure is not None:
+            extra = {"clause": failure.clause_text}
+            if failure.location is not None:
+                extra["location"] = str(failure.location)
+            return _error(
+                400, f"the initial state breaks invariant: {failure.message}", kind="invariant", **extra
+            )
+        return None
 
     def session(self, request: Request) -> _Session:
         name = request.headers.get(SESSION_HEADER, DEFAULT_SESSION)
@@ -79,15 +265,33 @@ class MockServer:
         found = self.sessions.get(name)
         if found is None:
             if len(self.sessions) >= self.max_sessions:
-                self.sessions.popitem(last=False)
-            found = self.sessions[name] = _Session(Simulator(self.contract, seed=self.seed))
+                self._evict(next(iter(self.sessions)), f"more than {self.max_sessions} sessions")
+            note = self.evicted.pop(name, None)
+            sim = _ServedSimulator(self.contract, self.rechecks, seed=self.seed)
+            found = self.sessions[name] = _Session(name, sim, note)
         else:
             self.sessions.move_to_end(name)
         return found
 
 
+def _dumps(value: Any) -> bytes:
+    """JSON bytes; the standard library's exact integers where orjson refuses one past 64 bits."""
+    try:
+        return orjson.dumps(value)
+    except TypeError:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def _schema_problem(validator: SchemaValidator, value: Any, where: str) -> str | None:
+    violation = validator.first(value)
+    if violation is None:
+        return None
+    path = "".join(f"[{p!r}]" if isinstance(p, str) else f"[{p}]" for p in violation.path)
+    return f"initial {where}{path}: {violation.message}"
+
+
 def _json(status: int, value: Any) -> Response:
-    return Response(orjson.dumps(value), status_code=status, media_type="application/json")
+    return Response(_dumps(value), status_code=status, media_type="application/json")
 
 
 def _error(status: int, message: str, **extra: Any) -> Response:
@@ -117,13 +321,21 @@ async def _read_json(request: Request, *, required: bool) -> Any:
     except TimeoutError:
         raise _BadRequest(408, "the body took too long to arrive") from None
     data = b"".join(chunks)
+    # what keeping the parsed body costs: its bytes, and some 64 more per value (a Python object
+    # and its slot), counted from the separators at C speed
+    request.state.body_bytes = size + 64 * (data.count(b",") + 1)
     if not data.strip():
         if required:
             raise _BadRequest(400, "expected a JSON body")
         return None
     try:
         value = orjson.loads(data)
-    except orjson.JSONDecodeError as err:
+        if _LONG_LITERAL in data.translate(_DIGITS):
+            # orjson turns an integer past 64 bits into a float (two ids above 2^64 became one):
+            # read such a body with the standard library, whose integers are exact, as the
+            # simulator and the fuzzer's model keep them; answers fall back the same way (_dumps)
+            value = json.loads(data)
+    except (ValueError, RecursionError) as err:  # orjson.JSONDecodeError is a ValueError
         raise _BadRequest(400, f"the body is not JSON: {err}") from None
     if _too_deep(value, MAX_JSON_DEPTH):
         raise _BadRequest(400, f"the body nests deeper than {MAX_JSON_DEPTH} levels")
@@ -172,21 +384,38 @@ def _guard(handler: Endpoint) -> Endpoint:
 
 
 def create_app(
-    contract: Contract, *, seed: int = 0, max_sessions: int = MAX_SESSIONS, body_timeout: float = BODY_TIMEOUT
+    contract: Contract,
+    *,
+    seed: int = 0,
+    max_sessions: int = MAX_SESSIONS,
+    body_timeout: float = BODY_TIMEOUT,
+    **bounds: int,
 ) -> Starlette:
     """The ASGI app serving ``contract`` (see the module docstring for the routes); a body that
-    takes longer than ``body_timeout`` seconds to arrive is answered 408."""
-    server = MockServer(contract, seed=seed, max_sessions=max_sessions)
+    takes longer than ``body_timeout`` seconds to arrive is answered 408; ``bounds`` are
+    ``MockServer``'s history bounds."""
+    server = MockServer(contract, seed=seed, max_sessions=max_sessions, **bounds)
 
     async def call(request: Request, op: Operation, value: Any) -> Response:
         session = server.session(request)
         async with session.lock:
-            return _respond(session.sim.call(op.name, value), op)
+            answer = _respond(session.sim.call(op.name, value), op)
+            size = (
+                CALL_OVERHEAD
+                + getattr(request.state, "body_bytes", 0)
+                + len(request.url.query)
+                + len(answer.body)
+            )
+            server.record(session, size + len(request.url.path))
+            return answer
 
     async def state(request: Request) -> Response:
         session = server.session(request)
         async with session.lock:
-            return _json(200, session.sim.state_json())
+            answer = _json(200, session.sim.state_json())
+            answer.headers.update(session.headers())
+            session.note = None
+            return answer
 
     async def reset(request: Request) -> Response:
         session = server.session(request)
@@ -205,18 +434,34 @@ def create_app(
         elif body is not None:
             raise _BadRequest(400, "the reset body must be an object: {seed, initial}")
         async with session.lock:
+            if initial is not None:
+                problem = server.initial_problem(session.sim, initial)
+                if problem is not None:
+                    return problem
             try:
                 session.sim.reset(seed=seed_value, initial=initial)
-            except Exception as err:  # an EnvfactoryError from a bad initial state
+            except EnvfactoryError as err:
                 raise _BadRequest(400, str(err)) from None
+            server.forget_history(session)
             return _json(200, session.sim.state_json())
 
     async def trajectory(request: Request) -> Response:
         session = server.session(request)
         name = request.headers.get(SESSION_HEADER, DEFAULT_SESSION)
         async with session.lock:
-            traj = session.sim.trajectory(id=f"session-{name}")
-        return Response(dumps_trajectory(traj) + b"\n", media_type="application/x-ndjson")
+            meta = None
+            if session.dropped:
+                meta = {
+                    "dropped_calls": session.dropped,
+                    "note": f"the oldest {session.dropped} calls were dropped to bound memory; "
+                    "initial is the state before the first call kept",
+                }
+            traj = session.sim.trajectory(id=f"session-{name}", meta=meta)
+        try:
+            line = dumps_trajectory(traj)
+        except TrajectoryError:  # a value orjson cannot write: never a 500 for the session
+            line = _dumps(to_json(traj))
+        return Response(line + b"\n", media_type="application/x-ndjson")
 
     routes = [
         Route("/_state", _guard(state), methods=["GET"]),
@@ -331,7 +576,7 @@ def _typed(text: str, schema: Any) -> Any:
     kinds = kind if isinstance(kind, list) else [kind]
     if "integer" in kinds:
         try:
-            return int(text)
+            return int(text)  # exact at any size, as in a body
         except ValueError:
             return text
     if "number" in kinds:
@@ -347,7 +592,98 @@ def _typed(text: str, schema: Any) -> Any:
 # ------------------------------------------------------------------------------------- running
 
 
-def uvicorn_config(app: Any, host: str, port: int, **overrides: Any) -> Any:
+def guarded_protocol(
+    header_timeout: float = HEADER_TIMEOUT,
+    max_per_client: int = MAX_CONNECTIONS_PER_CLIENT,
+    max_connections: int = MAX_CONNECTIONS,
+) -> type:
+    """uvicorn's h11 protocol with the guards it lacks against idle connections.
+
+    uvicorn starts no timer before a connection's first request line, so 1,000 sockets that send
+    nothing held every slot and real requests got 503. Here a request head (line and headers)
+    must be complete within ``header_timeout`` seconds of the connection opening or of its first
+    byte after a keep-alive pause, else the connection is closed; and a client address may hold
+    ``max_per_client`` connections (``max_connections`` in all): past that, the oldest connection
+    with no request in progress makes room, so a new client is served while idle ones wait.
+    """
+    import h11
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class GuardedH11Protocol(H11Protocol):
+        _timer: asyncio.TimerHandle | None = None
+
+        def _registry(self) -> OrderedDict[Any, None]:
+            found = getattr(self.server_state, "envfactory_connections", None)
+            if found is None:
+                found = OrderedDict()
+                self.server_state.envfactory_connections = found  # type: ignore[attr-defined]
+            return found
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            registry = self._registry()
+            host = self.client[0] if self.client else None
+            same = [c for c in registry if c.client and host is not None and c.client[0] == host]
+            if len(same) >= max_per_client:
+                _evict_idle(same, self)
+            if len(registry) >= max_connections:
+                _evict_idle(list(registry), self)
+            if not transport.is_closing():
+                registry[self] = None
+                self._arm()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._registry().pop(self, None)
+            self._disarm()
+            super().connection_lost(exc)
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+                if self._timer is None:
+                    self._arm()  # a new request head started: it has header_timeout to finish
+            else:
+                self._disarm()
+
+        def idle(self) -> bool:
+            """No request in progress: the head has not arrived, or the last response went out."""
+            return self.conn.their_state is h11.IDLE and (self.cycle is None or self.cycle.response_complete)
+
+        def _arm(self) -> None:
+            self._disarm()
+            self._timer = self.loop.call_later(header_timeout, self._expire)
+
+        def _disarm(self) -> None:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+
+        def _expire(self) -> None:
+            self._timer = None
+            if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+                self.transport.close()
+
+    return GuardedH11Protocol
+
+
+def _evict_idle(candidates: list[Any], newcomer: Any) -> None:
+    """Close the oldest idle connection among ``candidates``, or the newcomer when none is idle."""
+    for conn in candidates:
+        if conn is not newcomer and conn.idle() and not conn.transport.is_closing():
+            conn.transport.close()
+            return
+    newcomer.transport.close()
+
+
+def uvicorn_config(
+    app: Any,
+    host: str,
+    port: int,
+    *,
+    header_timeout: float = HEADER_TIMEOUT,
+    max_per_client: int = MAX_CONNECTIONS_PER_CLIENT,
+    **overrides: Any,
+) -> Any:
     """uvicorn settings with the limits that keep hostile clients from hurting the server."""
     import uvicorn
 
@@ -357,8 +693,8 @@ def uvicorn_config(app: Any, host: str, port: int, **overrides: Any) -> Any:
         "log_level": "warning",
         "h11_max_incomplete_event_size": MAX_HEADER_BYTES,
         "timeout_keep_alive": 5,
-        "limit_concurrency": 1000,
-        "http": "h11",
+        "limit_concurrency": 2 * MAX_CONNECTIONS,
+        "http": guarded_protocol(header_timeout, max_per_client, MAX_CONNECTIONS),
         "lifespan": "off",
         "access_log": False,
     }

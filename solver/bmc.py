@@ -32,8 +32,8 @@ from envfactory.solver.domain import conj, disj
 from envfactory.solver.fresh import StepVars
 from envfactory.solver.readback import Model, concretize_strings
 from envfactory.solver.states import SymState, slots_needed
+from envfactory.solver.symbolic import evaluated
 from envfactory.solver.transition import Transition, state_predicate
-from envfactory.statemachine._z3_literal import evaluated
 from envfactory.trajectory import Step, Trajectory
 
 

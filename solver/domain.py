@@ -19,8 +19,7 @@ Beside the values, the operations every reading of them shares: ``equal``, ``ite
 ``state_encoder`` interprets the IR over these values, ``fresh`` makes them, ``readback`` reads
 them out of a model. The feasibility engine has its own domain (``solver.symbolic``, read by
 ``solver.encode``), built for mostly-known trajectories; this one is fully symbolic, for the
-graph, BMC and k-induction. Imports the contracts layer and Z3 only (and the shared scalar
-conversion ``statemachine._z3_literal``).
+graph, BMC and k-induction. Imports the contracts layer and Z3 only.
 """
 
 from __future__ import annotations
@@ -34,7 +33,19 @@ import z3
 from envfactory.contracts import ir
 from envfactory.contracts.errors import SolverError
 from envfactory.solver.symbolic import flat_bool
-from envfactory.statemachine._z3_literal import z3_literal
+
+
+def z3_literal(value: Any) -> z3.ExprRef | None:
+    """The Z3 literal of a boolean, integer, float or string; None for any other value."""
+    if isinstance(value, bool):
+        return z3.BoolVal(value)
+    if isinstance(value, int):
+        return z3.IntVal(value)
+    if isinstance(value, float):
+        return z3.RealVal(value)
+    if isinstance(value, str):
+        return z3.StringVal(value)
+    return None
 
 
 class NullSym:

@@ -183,6 +183,14 @@ def _truth(v: SVal) -> tuple[Term, Term]:
     return False, False
 
 
+def _constant(t: Term) -> bool | None:
+    """A Bool term's value where it is a constant (after simplification), else None."""
+    if not is_sym(t):
+        return bool(t)
+    t = z3.simplify(t)
+    return True if z3.is_true(t) else False if z3.is_false(t) else None
+
+
 def _is_collection(v: SVal) -> TypeGuard[Map | Py]:
     return isinstance(v, Map) or (isinstance(v, Py) and isinstance(v.value, V.FrozenMap))
 
@@ -617,6 +625,21 @@ class Encoder:
             oks.append(g)
         return Encoded(join(out), or_all(oks))
 
+    def records(self, v: SVal, ok: Term) -> Encoded:
+        """``values(c)``: a collection's records as a list, where which slots are present is known
+        (a list of symbolic length is outside the fragment)."""
+        out: list[tuple[Term, SVal]] = []
+        oks: list[Term] = []
+        for g, o in cases(v):
+            if not isinstance(o, Map):
+                continue
+            present = [_constant(s.present) for s in o.slots]
+            if o.open or any(p is None for p in present):
+                raise Unsupported(f"values() of collection {o.name or '?'} whose size is unknown")
+            out.append((g, Lst(tuple(s.value for s, p in zip(o.slots, present, strict=True) if p))))
+            oks.append(g)
+        return Encoded(join(out), and_(ok, or_all(oks)))
+
     def _Call(self, node: ir.Call, env: SymEnv) -> Encoded:
         func = node.func
         if func == "implies":
@@ -633,6 +656,8 @@ class Encoder:
         if func == "len":
             got = self.length(args[0].value)
             return Encoded(got.value, and_(ok, got.ok))
+        if func == "values":
+            return self.records(args[0].value, ok)
         if func == "abs":
             out: list[tuple[Term, SVal]] = []
             oks: list[Term] = []

@@ -39,6 +39,7 @@ from envfactory.solver.domain import (
     unsupported,
 )
 from envfactory.solver.regex import RegexUnsupported, to_z3_regex
+from envfactory.statemachine.paths import resolve_pointer
 
 PRINTABLE = z3.Star(z3.Range(" ", "~"))
 """Printable ASCII: what a free string is wished to be, and ``concretize_strings``'s wider alphabet."""
@@ -163,20 +164,17 @@ def _fits(text: str, schema: Any) -> bool:
     return True
 
 
+_MISSING = object()
+
+
 def _deref(schema: Any, root: Any) -> Any:
+    """``schema`` with local ``$ref``s followed (kept as it is where one does not resolve)."""
     for _ in range(16):
         if not (isinstance(schema, Mapping) and isinstance(schema.get("$ref"), str)):
             return schema
-        ref = schema["$ref"]
-        if not ref.startswith("#"):
+        target = resolve_pointer(root, schema["$ref"], _MISSING)
+        if target is _MISSING:
             return schema
-        target: Any = root
-        for part in ref[1:].split("/")[1:]:
-            part = part.replace("~1", "/").replace("~0", "~")
-            if isinstance(target, Mapping) and part in target:
-                target = target[part]
-            else:
-                return schema
         schema = target
     return schema
 

@@ -26,8 +26,8 @@ import z3
 from envfactory.contracts.errors import SolverError
 from envfactory.contracts.model import Contract
 from envfactory.solver.bmc import cover
+from envfactory.solver.symbolic import evaluated
 from envfactory.solver.transition import Transition
-from envfactory.statemachine._z3_literal import evaluated
 from envfactory.statemachine.abstraction import describe, predicates
 from envfactory.statemachine.graph import Valuation, guard_text
 from envfactory.trajectory import Trajectory

@@ -47,12 +47,22 @@ class ProofResult:
     reason: str | None = None
     slots: int = 0
     seconds: float = 0.0
+    dropped: tuple[str, ...] = ()
+    """Output constraints (``op: clause``) left out as outside the symbolic fragment: the proof
+    is over a relation with more behaviours than the contract's, so it still holds."""
 
     def message(self) -> str:
         if self.status == "proved" and self.k == 0:
             return "proved (nothing to prove: the contract declares no invariants)"
         if self.status == "proved":
-            return f"proved (k = {self.k}; collections of up to {self.slots} entries in the step case)"
+            text = f"proved (k = {self.k}; collections of up to {self.slots} entries in the step case)"
+            if self.dropped:
+                text += (
+                    f"; over-approximated: {len(self.dropped)} output constraint"
+                    f"{'' if len(self.dropped) == 1 else 's'} outside the solver's fragment left out"
+                    f" ({'; '.join(self.dropped)})"
+                )
+            return text
         if self.status == "violated":
             steps = len(self.counterexample.steps) if self.counterexample is not None else 0
             return f"violated: {self.broken!r} breaks after {steps} step{'' if steps == 1 else 's'}"
@@ -94,7 +104,13 @@ def base_case(
 
 
 def step_case(
-    contract: Contract, prop: Sequence[Clause], own: bool, k: int, slots: int, deadline: float
+    contract: Contract,
+    prop: Sequence[Clause],
+    own: bool,
+    k: int,
+    slots: int,
+    deadline: float,
+    dropped: dict[str, str] | None = None,
 ) -> str:
     """Can ``k`` valid steps from any state, ``prop`` holding on the first ``k``, break it?"""
     unrolling = Unrolling(
@@ -112,6 +128,8 @@ def step_case(
         unrolling.extend()
     last = unrolling.states[-1]
     extra = [] if own else [tr.invariants(last)]
+    if dropped is not None:
+        dropped.update(tr.dropped)
     return str(unrolling.check(z3.Not(tr.invariants(last, prop)), *extra))
 
 
@@ -130,8 +148,18 @@ def prove(
     prop, own = _property(contract, invariant)
     text = " and ".join(c.source for c in prop) if prop else "true"
 
+    dropped: dict[str, str] = {}
+
     def done(status: str, **kw: object) -> ProofResult:
-        return ProofResult(status, text, depth, slots=slots, seconds=time.monotonic() - started, **kw)  # type: ignore[arg-type]
+        return ProofResult(
+            status,
+            text,
+            depth,
+            slots=slots,
+            seconds=time.monotonic() - started,
+            dropped=tuple(sorted(dropped)),
+            **kw,  # type: ignore[arg-type]
+        )
 
     if not prop:
         return done("proved", k=0)
@@ -141,6 +169,7 @@ def prove(
             if progress is not None:
                 progress(k)
             base, unrolling = base_case(contract, prop, own, k, deadline)
+            dropped.update(unrolling.transition.dropped)
             if base == "sat":
                 return _counterexample(contract, prop, own, unrolling, done)
             if unrolling.skipped:
@@ -150,7 +179,7 @@ def prove(
                 return done("unknown", reason=f"solver gave up on paths of {k} steps (time-out)")
             if k == 0 or undecided is not None:
                 continue
-            step = step_case(contract, prop, own, k, slots, deadline)
+            step = step_case(contract, prop, own, k, slots, deadline, dropped)
             if step == "unsat":
                 return done("proved", k=k)
             if step == "unknown":
@@ -176,8 +205,11 @@ def _counterexample(
     faked = simulated(contract, calls, assumed, last_may_fail=own)
     if faked is not None:
         again = replay(contract, faked, assumed)
-        if again.states == checked.states and again.failed_step == checked.failed_step:
-            calls, checked = faked, again  # the simulator's outputs: the same run, realistic data
+        same_run = again.states == checked.states and again.failed_step == checked.failed_step
+        if same_run or tr.dropped:
+            # the simulator's outputs: the same run with realistic data, or (where output
+            # constraints were left out) outputs that keep them; the replay below decides
+            calls, checked = faked, again
     final = checked.states[-1]
     broken = next((c for c in prop if not holds(c, final)), None)
     if own:

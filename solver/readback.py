@@ -30,7 +30,7 @@ from envfactory.solver.domain import (
 )
 from envfactory.solver.fresh import PRINTABLE, string_bounds
 from envfactory.solver.states import SymState
-from envfactory.statemachine._z3_literal import evaluated
+from envfactory.solver.symbolic import evaluated
 
 
 class Model:

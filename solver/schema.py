@@ -47,7 +47,7 @@ from envfactory.solver.symbolic import (
     or_all,
     to_z3,
 )
-from envfactory.statemachine.outputs import resolve_pointer
+from envfactory.statemachine.paths import resolve_pointer
 from envfactory.trajectory import Hole, iter_holes
 
 MAX_DEPTH = 12

@@ -26,7 +26,8 @@ Values (``SVal``), frozen and slotted:
   ``(guard, value)`` pairs with mutually exclusive guards (the option type for null is
   ``Union(((is_null, Null()), (not is_null, Str(s))))``).
 
-This module imports z3, the contracts layer and ``statemachine._z3_literal`` (reading models).
+This module imports z3 and the contracts layer only; ``evaluated`` reads a term out of a model for
+every reader of Z3 models.
 """
 
 from __future__ import annotations
@@ -41,7 +42,6 @@ import z3
 
 from envfactory.contracts.errors import SolverError
 from envfactory.contracts.values import FrozenMap
-from envfactory.statemachine._z3_literal import evaluated
 
 Term = Any
 """A Python constant or a Z3 expression (z3 ships no type hints, so this stays loose)."""
@@ -574,6 +574,27 @@ def _num(t: Any, real: bool) -> Any:
         frac = t.as_fraction()
         return float(frac)
     return t.as_long()
+
+
+def evaluated(model: z3.ModelRef, term: Any) -> Any:
+    """``term``'s value in ``model``, as a literal where Z3 can make one.
+
+    ``model.eval`` (and ``simplify``) rewrite some string operations one step at a time:
+    ``"" < "b"`` comes back as ``Not("" == "b")``, which ``is_true`` does not recognise and a
+    second pass turns into ``True``. So the result is simplified until it is a literal or stops
+    changing.
+    """
+    x = model.eval(term, model_completion=True)
+    for _ in range(4):
+        if z3.is_true(x) or z3.is_false(x) or z3.is_int_value(x) or z3.is_rational_value(x):
+            break
+        if z3.is_string_value(x):
+            break
+        simpler = z3.simplify(x)
+        if simpler.eq(x):
+            break
+        x = simpler
+    return x
 
 
 def read(v: SVal, model: z3.ModelRef | None = None) -> Any:

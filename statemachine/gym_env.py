@@ -32,7 +32,7 @@ from gymnasium import spaces
 
 from envfactory.contracts.model import Contract
 from envfactory.contracts.values import FrozenMap
-from envfactory.statemachine.outputs import derive_seed
+from envfactory.statemachine.sampling import derive_seed
 from envfactory.statemachine.simulator import Response, Simulator
 
 ENV_ID = "envfactory/Contract-v0"

@@ -31,16 +31,10 @@ from envfactory.contracts.semantics import Failure, Machine
 from envfactory.contracts.state import initial_state
 from envfactory.contracts.values import FrozenMap
 from envfactory.contracts.values import to_json as value_to_json
-from envfactory.statemachine.outputs import (
-    OutputSynthesizer,
-    Sampler,
-    clauses_hold,
-    derive_seed,
-    get_path,
-    plain_copy,
-    schema_at,
-    set_path,
-)
+from envfactory.statemachine import installed_solver
+from envfactory.statemachine.outputs import OutputSolver, OutputSynthesizer, clauses_hold
+from envfactory.statemachine.paths import get_path, plain_copy, schema_at, set_path
+from envfactory.statemachine.sampling import Sampler, derive_seed
 from envfactory.trajectory import Step, Trajectory
 
 STATUS_OK = 200  # an allowed call on an operation that documents no other success status
@@ -130,10 +124,18 @@ class Simulator:
     """A deterministic, stateful stand-in for the API a contract describes."""
 
     def __init__(
-        self, contract: Contract, *, seed: int = 0, initial: Mapping[str, Any] | None = None
+        self,
+        contract: Contract,
+        *,
+        seed: int = 0,
+        initial: Mapping[str, Any] | None = None,
+        solve_output: OutputSolver | None = None,
     ) -> None:
+        """``solve_output`` answers the ensures no plain equation settles (default: the solver
+        installed by the composition root, see ``statemachine.install_solver``)."""
         self.contract = contract
         self._c = _compiled(contract)
+        self.solve_output = solve_output if solve_output is not None else installed_solver()
         self.seed = seed
         self._initial: dict[str, Any] | None = None
         self._state: FrozenMap = FrozenMap()
@@ -160,11 +162,31 @@ class Simulator:
         twin = object.__new__(Simulator)
         twin.contract = self.contract
         twin._c = self._c
+        twin.solve_output = self.solve_output
         twin.seed = self.seed
         twin._initial = self._initial
         twin._state = self._state
         twin._last = self._last
         return twin
+
+    def forget(self, keep: int) -> int:
+        """Drop all but the newest ``keep`` calls from the history and return how many went: the
+        state and step count (so the output seeds) stay, and ``trajectory()`` starts from the
+        state before the first kept call, so it still verifies. Bounds a long-lived session."""
+        entries = list(self._entries())  # newest first
+        if len(entries) <= keep:
+            return 0
+        state = initial_state(self._c.contract, self._initial)
+        for entry in reversed(entries[keep:]):
+            if entry.response.accepted:
+                op = self._c.contract.operations[entry.tool]
+                state = self._c.machine.apply(state, op, entry.input, entry.response.output)
+        self._initial = {name: value_to_json(value) for name, value in state.items()}
+        node = None
+        for entry in reversed(entries[:keep]):
+            node = _Entry(entry.tool, entry.input, entry.response, node, entry.length)
+        self._last = node
+        return len(entries) - keep
 
     # -- reading ----------------------------------------------------------------------------------
 
@@ -239,23 +261,30 @@ class Simulator:
         problem = (
             machine.check_output(op, output)
             or machine.check_ensures(post, op, value, output)
-            or machine.check_invariants(post)
+            or self.invariant_failure(op, pre, post, value, output)
         )
         return Response(op.success_status, plain_copy(output), None, problem, True), post
+
+    def invariant_failure(
+        self, op: Operation, pre: FrozenMap, post: FrozenMap, value: Any, output: Any
+    ) -> Failure | None:
+        """The invariant an accepted call broke, if any: here every invariant over the whole
+        ``post``; a subclass may re-check only what the call wrote (the server does)."""
+        return self._c.machine.check_invariants(post)
 
     def _execute(self, op: Operation, value: Any, pre: FrozenMap, sampler: Sampler) -> tuple[Any, FrozenMap]:
         synth = self._c.outputs
         machine = self._c.machine
         if op.name not in self._c.producers:
             post = machine.apply(pre, op, value)
-            return synth.output(op, post, value, sampler, pre=pre), post
+            return synth.output(op, post, value, sampler, pre=pre, solve=self.solve_output), post
         # A producer: the output (say, a new id) feeds the effects. Draw it, keep its keys fresh,
         # apply, then let ensures fix what they pin on the post-state, and re-apply if that moved.
-        output = synth.output(op, pre, value, sampler)
+        output = synth.output(op, pre, value, sampler, solve=self.solve_output)
         output = _freshen(output, self._c.fresh_keys[op.name], pre, sampler, op.output_schema)
         post = machine.apply(pre, op, value, output)
         for _ in range(2):
-            again = synth.output(op, post, value, sampler, base=output)
+            again = synth.output(op, post, value, sampler, base=output, solve=self.solve_output)
             if again == output:
                 break
             output = again

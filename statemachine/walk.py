@@ -38,7 +38,9 @@ from envfactory.contracts.model import Contract, Operation
 from envfactory.contracts.optional import require
 from envfactory.contracts.semantics import require_valid_start
 from envfactory.contracts.values import FrozenMap
-from envfactory.statemachine.outputs import KeyUse, Sampler, derive_seed, get_path, key_uses, set_path
+from envfactory.statemachine.keys import KeyUse, key_uses
+from envfactory.statemachine.paths import get_path, schema_at, set_path
+from envfactory.statemachine.sampling import Sampler, derive_seed
 from envfactory.statemachine.simulator import Simulator
 from envfactory.trajectory import Trajectory
 
@@ -208,8 +210,6 @@ class Abstraction:
 
 def _enum_fields(schema: Any) -> frozenset[str]:
     """Record fields with a closed set of string values: an enum, or a status-like name."""
-    from envfactory.statemachine.outputs import schema_at
-
     names = {"status", "state", "stage", "phase", "kind", "type", "tag", "priority"}
     root = schema_at(schema, ())
     props = root.get("properties") if isinstance(root, Mapping) else None

@@ -1,6 +1,6 @@
 """Hypothesis strategies for the engine's own inputs: expressions, states, small contracts and
 trajectories with holes. Shared by every area's differential tests; import it as ``strategies``
-after putting ``tests/`` on ``sys.path`` (see ``tests/solver/test_solver_encode.py``).
+after putting ``tests/`` on ``sys.path`` (see ``tests/solver/test_solver_agreement.py``).
 
 * ``states()``: concrete states over the fixed signature ``SIGNATURE`` (ints, a nullable int,
   strings, a boolean, a list, a collection of records keyed by small integers).

@@ -1,10 +1,11 @@
-"""The layer arrows of DESIGN.md hold: ``contracts`` <- ``statemachine`` <- ``solver`` <- ``fuzz`` <- top.
+"""The layer arrows of DESIGN.md hold: ``contracts`` <- ``trajectory`` <- ``statemachine`` <- ``solver``
+<- ``fuzz`` <- top.
 
 Every ``.py`` file of the four layer folders and of ``envfactory/`` is parsed with ``ast`` and EVERY
 import is collected: module level and nested (a lazy import inside a function still ties the layers
 together), ``import x`` and ``from x import y``, relative ones resolved. A layer may import itself
-and the layers below it. ``contracts`` imports neither Z3 nor Hypothesis; ``statemachine`` does not
-import Hypothesis. A failure names ``file:line`` and the offending import.
+and the layers below it. ``contracts`` and ``trajectory`` import neither Z3 nor Hypothesis;
+``statemachine`` does not import Hypothesis. A failure names ``file:line`` and the offending import.
 """
 
 from __future__ import annotations
@@ -22,41 +23,23 @@ ROOT = Path(__file__).resolve().parent.parent
 # folder -> import package, as pyproject.toml maps them
 FOLDERS = {
     "contracts": "envfactory.contracts",
+    "trajectory": "envfactory.trajectory",
     "statemachine": "envfactory.statemachine",
     "solver": "envfactory.solver",
     "fuzz": "envfactory.fuzz",
     "envfactory": "envfactory",
 }
 
-# bottom first; a module may import from its own rank and below
-RANK = {"contracts": 0, "statemachine": 1, "solver": 2, "fuzz": 3, "top": 4}
-
-# Modules of the top folder that lower layers may use, with the lowest layer allowed to import
-# each. Keep this list short and say why for every entry.
-SHARED = {
-    # The trajectory model (Trajectory, Step, Hole, reading and writing JSONL) is the data format
-    # every layer speaks: the simulator and the walks build trajectories, BMC writes its plans and
-    # counterexamples as trajectories, feasibility reads their holes, the fuzzer records findings
-    # as trajectories. It depends on ``contracts`` alone (``test_shared_modules_sit_low``), so
-    # using it from above ``contracts`` adds no cycle; ``contracts`` itself must not use it.
-    "envfactory.trajectory": "statemachine",
-    # The trajectory format's private modules, behind ``envfactory.trajectory`` (its published
-    # namespace re-exports them): the models, the value checks, the shape checks, the line decoder,
-    # the readers, the ``.json`` list streamer, the writer, and the wire types (msgspec structs,
-    # third-party imports only). The same format under the same rule: ``contracts`` alone below.
-    "envfactory._model": "statemachine",
-    "envfactory._values": "statemachine",
-    "envfactory._shape": "statemachine",
-    "envfactory._decode": "statemachine",
-    "envfactory._jsonl": "statemachine",
-    "envfactory._jsonlist": "statemachine",
-    "envfactory._writer": "statemachine",
-    "envfactory._wire": "statemachine",
-}
+# bottom first; a module may import from its own rank and below. ``trajectory`` (the file format:
+# the model, the readers, the writers) is what every layer above speaks: the simulator and the
+# walks build trajectories, BMC writes plans as trajectories, the fuzzer records findings in them.
+RANK = {"contracts": 0, "trajectory": 1, "statemachine": 2, "solver": 3, "fuzz": 4, "top": 5}
+LAYERS = ("contracts", "trajectory", "statemachine", "solver", "fuzz")
 
 # third-party packages a layer must not import (by top-level package name)
 FORBIDDEN = {
     "contracts": {"z3", "hypothesis"},
+    "trajectory": {"z3", "hypothesis"},
     "statemachine": {"hypothesis"},
 }
 
@@ -137,7 +120,7 @@ def all_imports() -> list[Import]:
 
 def layer_of(module: str) -> str | None:
     """The layer an ``envfactory`` module belongs to; None for anything else (third party)."""
-    for layer in ("contracts", "statemachine", "solver", "fuzz"):
+    for layer in LAYERS:
         if module == f"envfactory.{layer}" or module.startswith(f"envfactory.{layer}."):
             return layer
     if module == "envfactory" or module.startswith("envfactory."):
@@ -145,16 +128,8 @@ def layer_of(module: str) -> str | None:
     return None
 
 
-def _shared(module: str) -> str | None:
-    """The SHARED entry ``module`` belongs to, if any."""
-    return next((s for s in SHARED if module == s or module.startswith(s + ".")), None)
-
-
 def rank_as_imported(module: str) -> int | None:
-    """How high ``module`` sits when something imports it (SHARED modules sit lower)."""
-    shared = _shared(module)
-    if shared is not None:
-        return RANK[SHARED[shared]]
+    """How high ``module`` sits when something imports it (None: not ours)."""
     layer = layer_of(module)
     return None if layer is None else RANK[layer]
 
@@ -195,7 +170,7 @@ def _top_level_import_lines(path: Path) -> frozenset[int]:
 def test_dependencies_point_one_way() -> None:
     problems = wrong_way(IMPORTS)
     assert not problems, (
-        "imports against the layer arrows (contracts <- statemachine <- solver <- fuzz <- top):\n  "
+        "imports against the layer arrows (contracts <- trajectory <- statemachine <- solver <- fuzz <- top):\n  "
         + "\n  ".join(problems)
     )
 
@@ -221,25 +196,6 @@ def test_the_state_graph_shape_needs_no_solver(module: str) -> None:
         and (imp.module.split(".")[0] == "z3" or (rank_as_imported(imp.module) or 0) > RANK["statemachine"])
     ]
     assert not problems, f"{module} must stay free of Z3 and the solver layer:\n  " + "\n  ".join(problems)
-
-
-@pytest.mark.parametrize("shared", sorted(SHARED))
-def test_shared_modules_sit_low(shared: str) -> None:
-    """A SHARED module imports only from below the lowest layer allowed to use it (importing that
-    layer or a higher one would make the two import each other), and other SHARED modules no
-    higher than itself (which are held to the same rule by their own case here)."""
-    limit = RANK[SHARED[shared]]
-    problems = [
-        f"{imp.where}: `{imp.text}`"
-        for imp in IMPORTS
-        if module_name(imp.file) == shared
-        and (rank := rank_as_imported(imp.module)) is not None
-        and rank >= limit
-        and not (_shared(imp.module) and rank <= limit)
-    ]
-    assert not problems, f"{shared} is shared with lower layers, so it may only import below them:\n  " + (
-        "\n  ".join(problems)
-    )
 
 
 def test_every_envfactory_import_resolves() -> None:
@@ -329,14 +285,16 @@ def test_the_arrows_catch_a_lazy_upward_import() -> None:
         "statemachine/_probe.py:2: `from envfactory.solver import transition` (statemachine -> solver)"
     ]
     assert wrong_way(_scan(source, "fuzz/_probe.py")) == []
-    # the shared trajectory model: fine from statemachine up, not from contracts
+    # the trajectory layer: fine from statemachine up, not from contracts
     use = "from envfactory.trajectory import Trajectory\n"
     assert wrong_way(_scan(use, "solver/_probe.py")) == []
     assert wrong_way(_scan(use, "contracts/_probe.py")) == [
-        "contracts/_probe.py:1: `from envfactory.trajectory import Trajectory` (contracts -> top)"
+        "contracts/_probe.py:1: `from envfactory.trajectory import Trajectory` (contracts -> trajectory)"
     ]
-    # anything else of the top folder stays off-limits to the layers
-    assert wrong_way(_scan("from envfactory.verify import verify\n", "fuzz/_probe.py")) != []
+    # and the trajectory layer itself uses nothing above it
+    assert wrong_way(_scan("from envfactory.statemachine import simulator\n", "trajectory/_probe.py")) != []
+    # the top folder stays off-limits to the layers
+    assert wrong_way(_scan("from envfactory.verification import verify\n", "fuzz/_probe.py")) != []
 
 
 def test_the_resolver_catches_a_moved_name() -> None:

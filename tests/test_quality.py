@@ -11,7 +11,13 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-LAYERS = {"contracts": "contracts", "statemachine": "statemachine", "solver": "solver", "fuzz": "fuzz"}
+LAYERS = {
+    "contracts": "contracts",
+    "trajectory": "trajectory",
+    "statemachine": "statemachine",
+    "solver": "solver",
+    "fuzz": "fuzz",
+}
 
 
 def _tool(name: str) -> str:
@@ -29,6 +35,7 @@ def test_ruff_is_clean() -> None:
             "check",
             "--no-cache",
             "contracts",
+            "trajectory",
             "statemachine",
             "solver",
             "fuzz",

@@ -14,7 +14,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from envfactory import _jsonl, _jsonlist
 from envfactory import trajectory as tr
 from envfactory.contracts.errors import Location, TrajectoryError
 from envfactory.trajectory import (
@@ -24,6 +23,8 @@ from envfactory.trajectory import (
     Hole,
     Step,
     Trajectory,
+    _jsonl,
+    _jsonlist,
     check_value,
     dumps_jsonl,
     iter_holes,

@@ -13,10 +13,9 @@ import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from envfactory import _wire
-from envfactory._shape import STEP_FIELDS, TRAJECTORY_FIELDS, _build
 from envfactory.contracts.errors import Location, TrajectoryError
-from envfactory.trajectory import Trajectory, parse_line
+from envfactory.trajectory import Trajectory, _wire, parse_line
+from envfactory.trajectory._shape import STEP_FIELDS, TRAJECTORY_FIELDS, _build
 
 
 def thorough(data: bytes, line: int = 1) -> Trajectory | TrajectoryError | None:
@@ -123,5 +122,5 @@ def test_models_are_named_by_their_published_module() -> None:
     assert isinstance(traj, Trajectory)
     assert type(traj).__module__ == "envfactory.trajectory"
     data = pickle.dumps(traj)
-    assert b"envfactory._model" not in data
+    assert b"envfactory.trajectory._model" not in data
     assert pickle.loads(data) == traj

@@ -22,6 +22,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE = [
     "contracts",
+    "trajectory",
     "statemachine",
     "solver",
     "fuzz",

@@ -22,7 +22,6 @@ from envfactory._output import (
     plural,
     safe_text,
 )
-from envfactory.contracts.errors import UsageError
 
 __all__ = [
     "EXIT_CODES",
@@ -129,6 +128,8 @@ def output_stream(out: str) -> Iterator[IO[bytes]]:
     so a run that fails half-way leaves no partial file and the previous one as it was. Anything
     else that exists (``/dev/null``, a pipe, a symbolic link) is written to directly.
     """
+    from envfactory.contracts.errors import UsageError
+
     if out == "-":
         yield sys.stdout.buffer
         sys.stdout.buffer.flush()
@@ -142,8 +143,11 @@ def output_stream(out: str) -> Iterator[IO[bytes]]:
         with stream:
             yield stream
         return
+    remove_stale_parts(path)
     try:
-        handle, part = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+        handle, part = tempfile.mkstemp(
+            prefix=f".{path.name}.{os.getpid()}.", suffix=".part", dir=path.parent
+        )
     except OSError as err:
         raise UsageError(f"cannot write {out}: {err.strerror or err}") from None
     try:
@@ -155,6 +159,35 @@ def output_stream(out: str) -> Iterator[IO[bytes]]:
         with contextlib.suppress(OSError):
             os.unlink(part)
         raise
+
+
+def remove_stale_parts(path: Path) -> list[Path]:
+    """Remove the hidden ``.part`` files of ``path`` left by runs that were killed (SIGKILL gives
+    no chance to clean up): each names the process that wrote it, and one whose process is gone
+    is debris (issue 20 item 6). A live process's file is left alone. Returns what was removed."""
+    removed = []
+    prefix = f".{path.name}."
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(path.parent):
+            name = entry.name
+            if not (name.startswith(prefix) and name.endswith(".part")):
+                continue
+            pid = name[len(prefix) :].partition(".")[0]
+            if pid.isdigit() and not _alive(int(pid)):
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
+                    removed.append(Path(entry.path))
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process: alive
+        return True
+    return True
 
 
 def _umask() -> int:

@@ -10,7 +10,7 @@ import click
 from rich.markup import escape
 
 from envfactory.cli._common import EXIT_CODES, EXIT_OK, console, contract_options, plural, safe_text
-from envfactory.contracts import Contract, Finding, lint, load
+from envfactory.contracts import Contract, Finding, _refs, lint, load
 from envfactory.contracts.errors import EnvfactoryError
 from envfactory.contracts.printer import to_source
 from envfactory.contracts.values import to_json
@@ -19,8 +19,21 @@ from envfactory.contracts.values import to_json
 FINDING_SOURCES: list[Callable[[Contract], list[Finding]]] = []
 
 
-def operation_summary(contract: Contract) -> list[dict[str, Any]]:
+def _schema_json(schema: Any, defs: dict[str, Any]) -> Any:
+    """A schema for the report: a document's shared ``$defs`` go once to the report's root
+    (``#/$defs/NAME`` then points there), so the report grows with what it reports, not with
+    how often the document's schemas are used."""
+    if schema is None:
+        return None
+    if _refs.is_bundled(schema):
+        defs.update(schema["$defs"])
+        return {k: v for k, v in schema.items() if k != "$defs"}
+    return dict(schema)
+
+
+def operation_summary(contract: Contract, defs: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """One JSON object per operation: its clauses (marked inferred where they are) and effects."""
+    defs = {} if defs is None else defs
     result = []
     for name, op in contract.operations.items():
         entry: dict[str, Any] = {
@@ -32,8 +45,8 @@ def operation_summary(contract: Contract) -> list[dict[str, Any]]:
                 for e in op.effects
             ],
             "ensures": [_clause(c) for c in op.ensures],
-            "input": dict(op.input_schema),
-            "output": dict(op.output_schema) if op.output_schema is not None else None,
+            "input": _schema_json(op.input_schema, defs),
+            "output": _schema_json(op.output_schema, defs),
         }
         if op.description:
             entry["description"] = op.description
@@ -101,7 +114,8 @@ def _finding_json(finding: Any) -> dict[str, Any]:
 
 
 def report(contract: Contract, findings: list[Finding]) -> dict[str, Any]:
-    return {
+    defs: dict[str, Any] = {}
+    result = {
         "contract": {
             "title": contract.title,
             "version": contract.version,
@@ -119,20 +133,28 @@ def report(contract: Contract, findings: list[Finding]) -> dict[str, Any]:
             }
             for name, var in contract.state.items()
         },
-        "operations": operation_summary(contract),
+        "operations": operation_summary(contract, defs),
         "invariants": [_clause(c) for c in contract.invariants],
         "goals": {name: _clause(c) for name, c in contract.goals.items()},
         "findings": [_finding_json(f) for f in findings],
     }
+    if defs:
+        result["$defs"] = defs  # every schema the operations refer to, once
+    return result
 
 
 @click.command("check", epilog=EXIT_CODES)
 @click.argument("contract", type=click.Path(dir_okay=False))
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Defects an OpenAPI document is read past (duplicate required, unknown formats...) are errors.",
+)
 @contract_options
-def command(contract: str, with_state: str | None, fmt: str, closed_world: bool) -> int:
+def command(contract: str, with_state: str | None, fmt: str, closed_world: bool, strict: bool) -> int:
     """Load, validate and lint CONTRACT. Exit 0 when it loads (findings are warnings), 2 when it cannot."""
-    loaded = load(contract, with_state=with_state, closed_world=closed_world)
+    loaded = load(contract, with_state=with_state, closed_world=closed_world, strict=strict)
     findings = all_findings(loaded)
     if fmt == "json":
         click.echo(json.dumps(report(loaded, findings), indent=2, default=str))

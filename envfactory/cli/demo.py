@@ -19,7 +19,7 @@ from envfactory.contracts.errors import UsageError
 from envfactory.contracts.loader import load
 from envfactory.report import Summary, json_document, summary_table
 from envfactory.trajectory import read_trajectories
-from envfactory.verify import Result, verify
+from envfactory.verification import Result, verify
 
 
 def examples_dir() -> Path:

@@ -24,7 +24,7 @@ from envfactory.cli._common import (
 )
 from envfactory.parallel import ENGINES, ContractRef, Options, verify_files
 from envfactory.report import FORMATS, Summary, write_json, write_junit, write_text
-from envfactory.verify import Result
+from envfactory.verification import Result
 
 INPUT_FORMATS = ("auto", "native", "openai-chat", "openai-responses", "anthropic", "bfcl")
 

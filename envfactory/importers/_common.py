@@ -12,10 +12,10 @@ from typing import Any, TypeVar
 
 import orjson
 
-from envfactory._decode import decode_json, json_syntax_error
-from envfactory._jsonl import is_json_lines, iter_lines, read_document
 from envfactory.contracts.errors import Location, TrajectoryError
 from envfactory.trajectory import Step, Trajectory, check_value, parse_json_value
+from envfactory.trajectory._decode import decode_json, json_syntax_error
+from envfactory.trajectory._jsonl import is_json_lines, iter_lines, read_document
 
 _LINE_SUFFIXES = (".jsonl", ".ndjson", ".jsonlines")
 

@@ -17,10 +17,10 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from envfactory._values import INT_MAX, INT_MIN
 from envfactory.contracts.errors import InputError, Location, TrajectoryError
 from envfactory.importers._common import Problem, read_records, record_id
 from envfactory.trajectory import MAX_DEPTH, Step, Trajectory, check_value
+from envfactory.trajectory._values import INT_MAX, INT_MIN
 
 FORMAT = "bfcl"
 MAX_CALL_CHARS = 1 << 20

@@ -10,7 +10,7 @@ from _graph_contracts import COUNTER, DOOR, EXAMPLES, write_contract
 
 from envfactory.cli import main
 from envfactory.trajectory import read_trajectories
-from envfactory.verify import verify
+from envfactory.verification import verify
 
 BANK = str(EXAMPLES / "bank" / "bank.yaml")
 

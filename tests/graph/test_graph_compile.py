@@ -140,7 +140,7 @@ def test_labels_are_escaped_for_each_format() -> None:
 def test_cover_trajectory_takes_every_edge_and_verifies(name: str) -> None:
     from envfactory.solver.bmc import replay
     from envfactory.statemachine.abstraction import valuation
-    from envfactory.verify import verify
+    from envfactory.verification import verify
 
     contract = example(name)
     graph = compile(contract)

@@ -23,7 +23,7 @@ from envfactory.contracts.model import Contract
 from envfactory.solver.bmc import holds, plan, replay, resolve_goal
 from envfactory.solver.induction import prove
 from envfactory.statemachine.reachability import explicit_bfs, input_domain
-from envfactory.verify import verify
+from envfactory.verification import verify
 
 GUARDS = ["a < b", "flag", "not flag", "a + input.x <= 4", "b > 0", "a != b", "input.x > 0", "a >= 2"]
 EFFECTS = {

@@ -20,7 +20,7 @@ from envfactory.solver.bmc import plan
 from envfactory.solver.domain import TRUE, const
 from envfactory.solver.fresh import PRINTABLE, StepVars, regex
 from envfactory.solver.transition import Transition
-from envfactory.verify import verify
+from envfactory.verification import verify
 
 CORPUS = Path(__file__).resolve().parents[1] / "realworld" / "corpus"
 

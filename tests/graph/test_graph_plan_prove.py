@@ -12,7 +12,7 @@ from envfactory.contracts.errors import ExpressionError, UsageError
 from envfactory.solver.bmc import holds, plan, replay, resolve_goal
 from envfactory.solver.induction import prove
 from envfactory.trajectory import Trajectory, read_trajectories, write_trajectories
-from envfactory.verify import verify
+from envfactory.verification import verify
 
 
 def _calls(traj: Trajectory) -> list[tuple[str, Any, Any, bool]]:

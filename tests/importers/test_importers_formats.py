@@ -337,7 +337,7 @@ def test_datasets_reads_imported_logs(tmp_path: Path, monkeypatch: pytest.Monkey
 
 def test_broken_arguments_verify_as_input_schema_at_that_step() -> None:
     import envfactory
-    from envfactory.verify import verify
+    from envfactory.verification import verify
 
     contract = envfactory.load(Path(__file__).parents[2] / "examples" / "petstore" / "petstore.yaml")
     results = list(verify(contract, read("openai-chat", FIXTURES / "openai_chat_finetune.jsonl")))

@@ -20,7 +20,7 @@ from envfactory.contracts.model import Contract
 from envfactory.importers import read
 from envfactory.importers.bfcl import bfcl_data_dir, write_class_docs
 from envfactory.trajectory import Trajectory
-from envfactory.verify import Result, verify
+from envfactory.verification import Result, verify
 
 DATA = bfcl_data_dir()
 pytestmark = pytest.mark.skipif(DATA is None, reason="bfcl-eval is not installed")

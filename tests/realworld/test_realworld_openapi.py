@@ -20,7 +20,7 @@ import yaml
 import envfactory
 from envfactory.cli import main
 from envfactory.trajectory import Trajectory, read_trajectories
-from envfactory.verify import Result, verify
+from envfactory.verification import Result, verify
 
 HERE = Path(__file__).resolve().parent
 CORPUS = HERE / "corpus"

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from envfactory.statemachine.outputs import Sampler, derive_seed, sample_regex
+from envfactory.statemachine.sampling import Sampler, derive_seed, sample_regex
 
 PATTERNS = [
     r"^[A-Z]{2}[0-9]{2,6}$",

@@ -5,9 +5,9 @@ from __future__ import annotations
 import z3
 
 from envfactory.solver import domain as T
+from envfactory.solver.domain import z3_literal
 from envfactory.solver.symbolic import NULL, Int, Str, Union, and_, case_pairs, flat_bool, or_
-from envfactory.statemachine._z3_literal import z3_literal
-from envfactory.statemachine.outputs import resolve_pointer
+from envfactory.statemachine.paths import resolve_pointer
 
 
 def test_flat_bool_drops_units_and_absorbs_zeros_for_both_literal_kinds() -> None:

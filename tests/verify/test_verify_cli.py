@@ -16,7 +16,7 @@ import envfactory
 from envfactory.cli import main
 from envfactory.report import write_junit, write_text
 from envfactory.trajectory import read_trajectories
-from envfactory.verify import RESULT_FIELDS, verify
+from envfactory.verification import RESULT_FIELDS, verify
 
 ROOT = Path(__file__).resolve().parents[2]
 BANK = ROOT / "examples" / "bank" / "bank.yaml"

@@ -11,7 +11,7 @@ import pytest
 
 import envfactory
 from envfactory.trajectory import Hole, Step, Trajectory, read_trajectories
-from envfactory.verify import RESULT_FIELDS, Result, verify
+from envfactory.verification import RESULT_FIELDS, Result, verify
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -323,7 +323,7 @@ def test_fast_apply_agrees_with_machine_apply(name: str) -> None:
     from envfactory._fastpath import applied
     from envfactory.contracts.errors import EvaluationError
     from envfactory.contracts.evaluator import Env
-    from envfactory.verify import Verifier
+    from envfactory.verification import Verifier
 
     contract = _load(name)
     verifier = Verifier(contract)
@@ -451,7 +451,7 @@ def test_initial_state_that_breaks_an_invariant(counter: envfactory.Contract) ->
 def test_package_level_verify_works_after_the_submodule_is_imported() -> None:
     import importlib
 
-    importlib.import_module("envfactory.verify")
+    importlib.import_module("envfactory.verification")
     contract = _load("bank")
     (result,) = envfactory.verify(contract, [_traj(Step("open", {"account": "AA01", "owner": "a"}))])
     assert result.verdict == "valid"

@@ -9,7 +9,7 @@ import pytest
 
 import envfactory
 from envfactory.trajectory import Step, Trajectory
-from envfactory.verify import Result, verify
+from envfactory.verification import Result, verify
 
 CONTRACT = """\
 envfactory: "1"
@@ -133,7 +133,7 @@ def test_a_run_copies_a_collection_at_its_first_write_and_only_then(contract: en
     from envfactory._fastpath import Run, apply_effects
     from envfactory.contracts.evaluator import Env
     from envfactory.contracts.values import FrozenMap
-    from envfactory.verify import Verifier
+    from envfactory.verification import Verifier
 
     put = Verifier(contract).plans["put"].effects
     saved = FrozenMap({"x": {"n": 1}})

@@ -344,7 +344,7 @@ def test_fast_verifier_agrees_with_the_reference_on_random_contracts(tmp_path: P
 
 def test_each_operation_rechecks_only_what_it_may_break() -> None:
     """The plan behind the shortcuts the reference tests hold to account, on the bundled contracts."""
-    from envfactory.verify import Verifier
+    from envfactory.verification import Verifier
 
     def plan(name: str) -> dict[str, list[tuple[str, bool]]]:
         verifier = Verifier(envfactory.load(EXAMPLES / name / f"{name}.yaml"))

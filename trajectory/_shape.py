@@ -10,8 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, NoReturn
 
-from envfactory._model import Step, Trajectory
-from envfactory._values import (
+from envfactory.contracts.errors import Location, TrajectoryError
+from envfactory.trajectory._model import Step, Trajectory
+from envfactory.trajectory._values import (
     _VAR,
     INT_MAX,
     INT_MIN,
@@ -22,7 +23,6 @@ from envfactory._values import (
     _type_word,
     _walk,
 )
-from envfactory.contracts.errors import Location, TrajectoryError
 
 TRAJECTORY_FIELDS = ("id", "contract", "seed", "initial", "steps", "meta")
 STEP_FIELDS = ("tool", "input", "output", "status", "meta")

@@ -12,8 +12,9 @@ path, with ``_wire``'s msgspec types), ``_jsonl`` (the streaming readers), ``_js
 ``.json`` list streamed item by item) and ``_writer``. The models sit in their own module so that
 the readers and writers can build them without importing this one: no import cycle.
 
-None of them imports anything from envfactory beyond ``envfactory.contracts.errors`` and one
-another, so that every layer (solver, fuzz, CLI) can read and write trajectories.
+This package is a layer of its own, between ``contracts`` and ``statemachine``: it imports nothing
+of envfactory beyond ``envfactory.contracts``, so that every layer above (statemachine, solver,
+fuzz, the CLI) can read and write trajectories (tests/test_layers.py holds it to that).
 """
 
 from __future__ import annotations
@@ -22,13 +23,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-from envfactory._decode import MAX_LINE_BYTES, parse_json_value, parse_line
-from envfactory._jsonl import MAX_DOCUMENT_BYTES, read_trajectories, read_trajectories_text
-from envfactory._jsonlist import holds_native_list, list_items, parse_list_item
-from envfactory._model import Hole, Step, Trajectory, iter_holes
-from envfactory._shape import parse_trajectory
-from envfactory._values import MAX_DEPTH, check_value
-from envfactory._writer import dumps_jsonl, dumps_trajectory, to_json, write_trajectories
+from envfactory.trajectory._decode import MAX_LINE_BYTES, parse_json_value, parse_line
+from envfactory.trajectory._jsonl import MAX_DOCUMENT_BYTES, read_trajectories, read_trajectories_text
+from envfactory.trajectory._jsonlist import holds_native_list, list_items, parse_list_item
+from envfactory.trajectory._model import Hole, Step, Trajectory, iter_holes
+from envfactory.trajectory._shape import parse_trajectory
+from envfactory.trajectory._values import MAX_DEPTH, check_value
+from envfactory.trajectory._writer import dumps_jsonl, dumps_trajectory, to_json, write_trajectories
 
 SCHEMA_ID = "https://envfactory.dev/schemas/trajectory.schema.json"
 SCHEMA_PATH = Path(__file__).parent / "schemas" / "trajectory.schema.json"

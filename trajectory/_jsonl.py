@@ -14,12 +14,12 @@ from typing import IO
 
 import orjson
 
-from envfactory._decode import _BOM, MAX_LINE_BYTES, decode_json, json_syntax_error, parse_line
-from envfactory._jsonlist import _stream_list
-from envfactory._model import Trajectory
-from envfactory._shape import _build, _stem, parse_trajectory
-from envfactory._values import _type_word
 from envfactory.contracts.errors import Location, TrajectoryError
+from envfactory.trajectory._decode import _BOM, MAX_LINE_BYTES, decode_json, json_syntax_error, parse_line
+from envfactory.trajectory._jsonlist import _stream_list
+from envfactory.trajectory._model import Trajectory
+from envfactory.trajectory._shape import _build, _stem, parse_trajectory
+from envfactory.trajectory._values import _type_word
 
 MAX_DOCUMENT_BYTES = 256 << 20
 """Largest ``.json`` document holding one object, which is read whole (lists and lines stream)."""

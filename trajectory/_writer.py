@@ -12,9 +12,9 @@ from typing import IO, Any
 
 import orjson
 
-from envfactory._model import Hole, Trajectory
-from envfactory._values import _VAR
 from envfactory.contracts.errors import TrajectoryError
+from envfactory.trajectory._model import Hole, Trajectory
+from envfactory.trajectory._values import _VAR
 
 
 def _default(value: Any) -> Any:

@@ -15,7 +15,8 @@ from typing import IO
 
 import orjson
 
-from envfactory._decode import (
+from envfactory.contracts.errors import Location, TrajectoryError
+from envfactory.trajectory._decode import (
     _BOM,
     MAX_LINE_BYTES,
     _may_overflow,
@@ -23,9 +24,8 @@ from envfactory._decode import (
     _parse_exact,
     json_syntax_error,
 )
-from envfactory._model import Trajectory
-from envfactory._shape import _build, _stem
-from envfactory.contracts.errors import Location, TrajectoryError
+from envfactory.trajectory._model import Trajectory
+from envfactory.trajectory._shape import _build, _stem
 
 _TOKENS = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|"|[\[\]{},]', re.DOTALL)
 """A whole string (skipped in one match), a lone quote (a string the chunk cut), or structure."""

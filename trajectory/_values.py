@@ -13,8 +13,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from envfactory._model import Hole
 from envfactory.contracts.errors import Location, TrajectoryError
+from envfactory.trajectory._model import Hole
 
 MAX_DEPTH = 64
 """Deepest nesting of a value (``input``, ``output``, ``initial``, ``meta``): ``{}`` is 1 level."""

@@ -1,7 +1,7 @@
 """One JSON text decoded as a trajectory or a trajectory value: the hot path of reading.
 
 A plain line (no hole, no deep nesting, no long number: all decided from the raw bytes in C) is
-decoded and shape-checked in one msgspec call (``envfactory._wire``); any other line, and any line
+decoded and shape-checked in one msgspec call (``envfactory.trajectory._wire``); any other line, and any line
 msgspec refuses, goes through ``orjson.loads`` and the checks of ``_shape`` and ``_values``, which
 walk values only where the line could hold a hole or nest deeper than ``MAX_DEPTH``. Syntax errors
 become one clear ``TrajectoryError`` at file:line:col. Imports nothing from envfactory beyond
@@ -15,11 +15,11 @@ from typing import Any
 
 import orjson
 
-from envfactory import _wire
-from envfactory._model import Step, Trajectory
-from envfactory._shape import _build, parse_trajectory
-from envfactory._values import MAX_DEPTH, _Problem, _walk, check_value
 from envfactory.contracts.errors import Location, TrajectoryError
+from envfactory.trajectory import _wire
+from envfactory.trajectory._model import Step, Trajectory
+from envfactory.trajectory._shape import _build, parse_trajectory
+from envfactory.trajectory._values import MAX_DEPTH, _Problem, _walk, check_value
 
 MAX_LINE_BYTES = 16 << 20
 """Longest JSON Lines line (or item of a ``.json`` list); a longer one is an error for it alone."""

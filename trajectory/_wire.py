@@ -7,7 +7,7 @@ line these types refuse, and the caller parses that line the thorough way, which
 what is wrong. The types are therefore strict where the format is strict and refuse whatever the
 thorough path would have to look at more closely (an integral float status, for instance), so the
 two paths can never disagree on a line that both accept. Kept in step with ``TRAJECTORY_FIELDS``
-and ``STEP_FIELDS`` in ``envfactory._shape`` (a test checks it).
+and ``STEP_FIELDS`` in ``envfactory.trajectory._shape`` (a test checks it).
 """
 
 from __future__ import annotations

@@ -1,0 +1,458 @@
+"""Values drawn from JSON Schemas: the seeded sampler behind generated inputs and outputs.
+
+Strings that look like names, emails or dates come from Faker, everything from one
+``random.Random``, so that one seed gives the same bytes. Imports from ``envfactory.contracts``
+only.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import importlib
+import random
+import re
+import string
+import threading
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from envfactory.statemachine.paths import MAX_DEPTH, merge_schemas, resolve_pointer
+
+MAX_NODES = 2000
+"""Most values one draw builds; past it nested values are null (a recursive schema cannot explode)."""
+_INT_SPAN = 1000
+LEAN_DEPTH = 6
+"""Below this nesting depth the sampler draws lean values (see ``Sampler._lean``)."""
+ATTEMPTS = 8
+"""Draws tried until one validates."""
+
+
+def derive_seed(*parts: object) -> int:
+    """A 63-bit seed from any parts; stable across processes and Python hash seeds."""
+    text = ":".join(str(p) for p in parts).encode("utf-8")
+    return int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), "big") >> 1
+
+
+_FAKERS = threading.local()
+
+
+def faker_instance() -> Any:
+    """One Faker per thread (building one costs ~0.2 s); reseeded before every use, and never
+    shared between threads, so a server thread and a test thread cannot disturb each other."""
+    fake = getattr(_FAKERS, "faker", None)
+    if fake is None:
+        from faker import Faker
+
+        fake = _FAKERS.faker = Faker("en_US")
+    return fake
+
+
+# ------------------------------------------------------------------------------------ regexes
+
+
+def sample_regex(pattern: str, rng: random.Random, max_repeat: int = 6) -> str | None:
+    """A string that ``re.search(pattern)`` finds, or None for constructs not handled here."""
+    sre_parse: Any = importlib.import_module("re._parser")
+    sre_c: Any = importlib.import_module("re._constants")
+    try:
+        parsed = sre_parse.parse(pattern)
+    except (re.error, RecursionError, OverflowError):
+        return None
+    groups: dict[int, str] = {}
+    out: list[str] = []
+    categories = {
+        sre_c.CATEGORY_DIGIT: string.digits,
+        sre_c.CATEGORY_NOT_DIGIT: string.ascii_letters,
+        sre_c.CATEGORY_WORD: string.ascii_letters + string.digits + "_",
+        sre_c.CATEGORY_NOT_WORD: " -.",
+        sre_c.CATEGORY_SPACE: " ",
+        sre_c.CATEGORY_NOT_SPACE: string.ascii_letters,
+    }
+    printable = string.ascii_letters + string.digits
+
+    class _Unsupported(Exception):
+        pass
+
+    def pick_in(items: Sequence[Any]) -> str:
+        negate = False
+        chars: list[str] = []
+        for op, arg in items:
+            if op is sre_c.NEGATE:
+                negate = True
+            elif op is sre_c.LITERAL:
+                chars.append(chr(arg))
+            elif op is sre_c.RANGE:
+                lo, hi = arg
+                chars.extend(chr(c) for c in range(lo, min(hi, lo + 200) + 1))
+            elif op is sre_c.CATEGORY:
+                chars.extend(categories.get(arg, printable))
+            else:
+                raise _Unsupported
+        if negate:
+            banned = set(chars)
+            allowed = [c for c in printable if c not in banned]
+            if not allowed:
+                raise _Unsupported
+            return rng.choice(allowed)
+        if not chars:
+            raise _Unsupported
+        return rng.choice(chars)
+
+    def emit(seq: Any, depth: int) -> None:
+        if depth > 50:
+            raise _Unsupported
+        for op, arg in seq:
+            if op is sre_c.LITERAL:
+                out.append(chr(arg))
+            elif op is sre_c.NOT_LITERAL:
+                out.append(rng.choice([c for c in printable if c != chr(arg)]))
+            elif op is sre_c.ANY:
+                out.append(rng.choice(printable))
+            elif op is sre_c.IN:
+                out.append(pick_in(arg))
+            elif op in (sre_c.MAX_REPEAT, sre_c.MIN_REPEAT, getattr(sre_c, "POSSESSIVE_REPEAT", None)):
+                lo, hi, sub = arg
+                top = lo + max_repeat if hi is sre_c.MAXREPEAT or hi > lo + max_repeat else hi
+                for _ in range(rng.randint(lo, top)):
+                    emit(sub, depth + 1)
+            elif op is sre_c.SUBPATTERN:
+                group, _add, _del, sub = arg
+                start = len(out)
+                emit(sub, depth + 1)
+                if group is not None:
+                    groups[group] = "".join(out[start:])
+            elif op is sre_c.BRANCH:
+                emit(rng.choice(arg[1]), depth + 1)
+            elif op is sre_c.AT:
+                continue
+            elif op is sre_c.GROUPREF:
+                out.append(groups.get(arg, ""))
+            elif op is sre_c.CATEGORY:
+                out.append(rng.choice(categories.get(arg, printable)))
+            else:
+                raise _Unsupported
+
+    try:
+        emit(parsed, 0)
+    except (_Unsupported, IndexError, ValueError):
+        return None
+    return "".join(out)
+
+
+# ------------------------------------------------------------------------------- schema sampler
+
+
+_NAME_HINTS: tuple[tuple[str, str], ...] = (
+    ("email", "email"),
+    ("first_name", "first_name"),
+    ("firstname", "first_name"),
+    ("last_name", "last_name"),
+    ("lastname", "last_name"),
+    ("owner", "name"),
+    ("assignee", "user_name"),
+    ("user", "user_name"),
+    ("name", "first_name"),
+    ("city", "city"),
+    ("country", "country"),
+    ("address", "street_address"),
+    ("phone", "phone_number"),
+    ("company", "company"),
+    ("title", "sentence"),
+    ("description", "sentence"),
+    ("message", "sentence"),
+    ("comment", "sentence"),
+    ("url", "url"),
+    ("tag", "word"),
+)
+_FORMATS = {
+    "email": "email",
+    "uri": "url",
+    "url": "url",
+    "uuid": "uuid4",
+    "hostname": "hostname",
+    "ipv4": "ipv4",
+    "ipv6": "ipv6",
+}
+
+
+_CLOCK_FORMATS = frozenset({"date-time", "date", "time"})
+LATEST_TIMESTAMP = 1_893_456_000
+"""Sampled dates fall between 1970 and 2030-01-01 (UTC)."""
+
+
+class Sampler:
+    """Draws JSON values from a schema with one ``random.Random`` (and Faker reseeded from it)."""
+
+    def __init__(self, rng: random.Random, numbers: Sequence[int] = ()) -> None:
+        self.rng = rng
+        self.numbers = list(numbers)
+        self._faker: Any = None
+        self._nodes = 0
+
+    def reseed(self, seed: int) -> None:
+        self.rng.seed(seed)
+        self._faker = None
+
+    def faker(self) -> Any:
+        if self._faker is None:
+            fake = faker_instance()
+            fake.seed_instance(self.rng.getrandbits(48))
+            self._faker = fake
+        return self._faker
+
+    def value(self, schema: Any, root: Any = None, name: str | None = None, depth: int = 0) -> Any:
+        """A value for ``schema`` (``root`` is where ``#/...`` references resolve)."""
+        root = schema if root is None else root
+        if depth == 0:
+            self._nodes = 0
+        self._nodes += 1
+        if self._nodes > MAX_NODES:
+            return None
+        if schema is True or schema is None or schema == {}:
+            return self._any(depth)
+        if not isinstance(schema, Mapping) or depth > MAX_DEPTH:
+            return None
+        ref = schema.get("$ref")
+        if isinstance(ref, str):
+            target = resolve_pointer(root, ref)
+            if target is None:
+                return None
+            rest = {k: v for k, v in schema.items() if k != "$ref"}
+            resolved = {**target, **rest} if rest and isinstance(target, Mapping) else target
+            return self.value(resolved, root, name, depth + 1)
+        if "const" in schema:
+            return schema["const"]
+        if self._lean(depth) and (schema.get("nullable") is True or _admits_null(schema)):
+            return None
+        if "enum" in schema and isinstance(schema["enum"], list) and schema["enum"]:
+            return self.rng.choice(schema["enum"])
+        for key in ("oneOf", "anyOf"):
+            if isinstance(schema.get(key), list) and schema[key]:
+                branches = schema[key]
+                branch = _simplest(branches) if self._lean(depth) else self.rng.choice(branches)
+                rest = {k: v for k, v in schema.items() if k != key}
+                return self.value(merge_schemas(rest, branch), root, name, depth + 1)
+        if isinstance(schema.get("allOf"), list):
+            merged: dict[str, Any] = {k: v for k, v in schema.items() if k != "allOf"}
+            for part in schema["allOf"]:
+                if isinstance(part, Mapping) and isinstance(part.get("$ref"), str):
+                    part = resolve_pointer(root, part["$ref"]) or {}
+                merged = merge_schemas(merged, part)
+            return self.value(merged, root, name, depth + 1)
+        kind = self._kind(schema)
+        if kind == "null":
+            return None
+        if kind == "boolean":
+            return self.rng.random() < 0.5
+        if kind == "integer":
+            return self.integer(schema)
+        if kind == "number":
+            return self.number(schema)
+        if kind == "string":
+            return self.string(schema, name)
+        if kind == "array":
+            return self.array(schema, root, depth)
+        if kind == "object":
+            return self.object(schema, root, depth)
+        return self._any(depth)
+
+    def _kind(self, schema: Mapping[str, Any]) -> str:
+        declared = schema.get("type")
+        if isinstance(declared, list):
+            kinds = [k for k in declared if isinstance(k, str)]
+            if not kinds:
+                return "any"
+            non_null = [k for k in kinds if k != "null"]
+            if "null" in kinds and (not non_null or self.rng.random() < 0.2):
+                return "null"
+            return self.rng.choice(non_null)
+        if isinstance(declared, str):
+            return declared
+        if "properties" in schema or "required" in schema:
+            return "object"
+        if "items" in schema:
+            return "array"
+        if "pattern" in schema or "minLength" in schema or "format" in schema:
+            return "string"
+        if any(k in schema for k in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")):
+            return "integer"
+        return "any"
+
+    def _lean(self, depth: int) -> bool:
+        """Past a quarter of the node budget, or deep down, draw the smallest valid value (no
+        optional fields, shortest lists, null where allowed, the simplest branch): a large
+        document's schemas (Stripe's) otherwise hit the budget and come out invalid."""
+        return self._nodes > MAX_NODES // 4 or depth > LEAN_DEPTH
+
+    def _any(self, depth: int) -> Any:
+        return self.rng.choice([self.rng.randint(0, 100), self.faker().word(), self.rng.random() < 0.5])
+
+    def integer(self, schema: Mapping[str, Any]) -> int:
+        lo, hi = int_bounds(schema)
+        if lo is None and hi is None:
+            lo, hi = 0, _INT_SPAN
+        elif lo is None:
+            assert hi is not None
+            lo = hi - _INT_SPAN
+        elif hi is None:
+            hi = lo + _INT_SPAN
+        if hi < lo:
+            return lo
+        multiple = schema.get("multipleOf")
+        roll = self.rng.random()
+        if self.numbers and roll < 0.3:
+            fits = [n for n in self.numbers if lo <= n <= hi]
+            if fits:
+                return self.rng.choice(fits)
+        value = self.rng.randint(lo, min(hi, lo + 20)) if roll < 0.65 else self.rng.randint(lo, hi)
+        if isinstance(multiple, int) and not isinstance(multiple, bool) and multiple > 0:
+            value = lo + (-lo % multiple) + ((value - lo) // multiple) * multiple
+            if value > hi:
+                value = hi - (hi % multiple)
+        return value
+
+    def number(self, schema: Mapping[str, Any]) -> float:
+        lo = schema.get("minimum", schema.get("exclusiveMinimum", 0))
+        hi = schema.get("maximum", schema.get("exclusiveMaximum", float(lo) + _INT_SPAN))
+        if not isinstance(lo, int | float) or isinstance(lo, bool):
+            lo = 0
+        if not isinstance(hi, int | float) or isinstance(hi, bool) or hi < lo:
+            hi = float(lo) + _INT_SPAN
+        return round(self.rng.uniform(float(lo), float(hi)), 2)
+
+    def string(self, schema: Mapping[str, Any], name: str | None) -> str:
+        lo = schema.get("minLength", 0)
+        hi = schema.get("maxLength")
+        lo = lo if isinstance(lo, int) and not isinstance(lo, bool) and lo >= 0 else 0
+        hi = hi if isinstance(hi, int) and not isinstance(hi, bool) and hi >= lo else None
+        pattern = schema.get("pattern")
+        if isinstance(pattern, str):
+            for _ in range(ATTEMPTS):
+                text = sample_regex(pattern, self.rng)
+                if text is not None and lo <= len(text) and (hi is None or len(text) <= hi):
+                    return text
+        text = self._faked(schema.get("format"), name)
+        if len(text) < lo:
+            text = text + "".join(self.rng.choice(string.ascii_lowercase) for _ in range(lo - len(text)))
+        if hi is not None and len(text) > hi:
+            text = text[:hi]
+        return text
+
+    def _faked(self, fmt: Any, name: str | None) -> str:
+        if fmt in _CLOCK_FORMATS:
+            return self._moment(fmt)
+        fake = self.faker()
+        provider = _FORMATS.get(fmt) if isinstance(fmt, str) else None
+        if provider is None and name:
+            lowered = name.lower()
+            provider = next((p for hint, p in _NAME_HINTS if hint in lowered), None)
+        if provider == "sentence":
+            return str(fake.sentence(nb_words=4)).rstrip(".")
+        if provider is not None:
+            return str(getattr(fake, provider)())
+        return str(fake.word())
+
+    def _moment(self, fmt: str) -> str:
+        """An RFC 3339 ``date-time``, ``date`` or ``time`` in UTC, drawn from the seed alone.
+
+        Not Faker's: it draws up to the wall clock and formats in the machine's time zone, so
+        the same seed would give other bytes on another day or machine (and no UTC offset)."""
+        moment = datetime.datetime.fromtimestamp(self.rng.randrange(LATEST_TIMESTAMP), tz=datetime.UTC)
+        if fmt == "date":
+            return moment.date().isoformat()
+        if fmt == "time":
+            return moment.timetz().isoformat()
+        return moment.isoformat()
+
+    def array(self, schema: Mapping[str, Any], root: Any, depth: int) -> list[Any]:
+        lo = schema.get("minItems", 0)
+        hi = schema.get("maxItems")
+        lo = lo if isinstance(lo, int) and lo >= 0 else 0
+        hi = hi if isinstance(hi, int) and hi >= lo else lo + 3
+        items = schema.get("items", {})
+        count = lo if self._lean(depth) else self.rng.randint(lo, min(hi, lo + 3))
+        result = [self.value(items, root, None, depth + 1) for _ in range(count)]
+        if schema.get("uniqueItems"):
+            unique: list[Any] = []
+            for item in result:
+                if item not in unique:
+                    unique.append(item)
+            result = unique
+        return result
+
+    def object(self, schema: Mapping[str, Any], root: Any, depth: int) -> dict[str, Any]:
+        props = schema.get("properties")
+        props = props if isinstance(props, Mapping) else {}
+        required = schema.get("required")
+        required = set(required) if isinstance(required, list) else set()
+        result: dict[str, Any] = {}
+        lean = self._lean(depth)
+        for key, sub in props.items():
+            if key in required or (not lean and self.rng.random() < 0.5):
+                result[key] = self.value(sub, root, key, depth + 1)
+        for key in sorted(k for k in required if k not in result and isinstance(k, str)):
+            result[key] = self._any(depth)
+        return result
+
+
+def _admits_null(schema: Mapping[str, Any]) -> bool:
+    declared = schema.get("type")
+    return declared == "null" or (isinstance(declared, list) and "null" in declared)
+
+
+def _simplest(branches: Sequence[Any]) -> Any:
+    """The branch that costs least to draw: null, then a scalar, then one without a ``$ref``."""
+
+    def cost(branch: Any) -> int:
+        if not isinstance(branch, Mapping):
+            return 3
+        if _admits_null(branch) or branch.get("nullable") is True:
+            return 0
+        if branch.get("type") in ("string", "integer", "number", "boolean") or "enum" in branch:
+            return 1
+        return 2 if "$ref" not in branch else 3
+
+    return min(branches, key=cost)
+
+
+def int_bounds(schema: Mapping[str, Any]) -> tuple[int | None, int | None]:
+    def num(key: str) -> float | None:
+        value = schema.get(key)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return value
+        return None
+
+    lo: int | None = None
+    hi: int | None = None
+    minimum, maximum = num("minimum"), num("maximum")
+    ex_min, ex_max = num("exclusiveMinimum"), num("exclusiveMaximum")
+    if schema.get("exclusiveMinimum") is True and minimum is not None:  # OpenAPI 3.0 style
+        ex_min, minimum = minimum, None
+    if schema.get("exclusiveMaximum") is True and maximum is not None:
+        ex_max, maximum = maximum, None
+    import math
+
+    if minimum is not None:
+        lo = math.ceil(minimum)
+    if ex_min is not None:
+        candidate = math.floor(ex_min) + 1
+        lo = candidate if lo is None else max(lo, candidate)
+    if maximum is not None:
+        hi = math.floor(maximum)
+    if ex_max is not None:
+        candidate = math.ceil(ex_max) - 1
+        hi = candidate if hi is None else min(hi, candidate)
+    return lo, hi
+
+
+__all__ = [
+    "ATTEMPTS",
+    "LATEST_TIMESTAMP",
+    "MAX_NODES",
+    "Sampler",
+    "derive_seed",
+    "faker_instance",
+    "int_bounds",
+    "sample_regex",
+]
