@@ -82,7 +82,9 @@ def plain(schema: dict[str, Any]) -> Any:
     )
 
 
-def calls(doc: dict[str, Any], docs: list[dict[str, Any]]) -> Iterator[tuple[list[tuple[str, dict[str, Any]]], str]]:
+def calls(
+    doc: dict[str, Any], docs: list[dict[str, Any]]
+) -> Iterator[tuple[list[tuple[str, dict[str, Any]]], str]]:
     """Call sequences for one method, each with a short description."""
     name = doc["name"]
     params = doc.get("parameters", {}).get("properties", {}) or {}
@@ -97,7 +99,9 @@ def calls(doc: dict[str, Any], docs: list[dict[str, Any]]) -> Iterator[tuple[lis
     yield [(name, {})], "no arguments"
     yield [(name, {p: None for p in params})], "every argument null"
     for other in docs:
-        other_base = {p: plain(s) for p, s in (other.get("parameters", {}).get("properties", {}) or {}).items()}
+        other_base = {
+            p: plain(s) for p, s in (other.get("parameters", {}).get("properties", {}) or {}).items()
+        }
         yield [(other["name"], other_base), (name, base)], f"after {other['name']}"
 
 
@@ -110,7 +114,9 @@ def instance(cls_name: str) -> Any:
     return obj
 
 
-def probe_method(cls_name: str, doc: dict[str, Any], docs: list[dict[str, Any]], call_timeout: float) -> dict[str, Any] | None:
+def probe_method(
+    cls_name: str, doc: dict[str, Any], docs: list[dict[str, Any]], call_timeout: float
+) -> dict[str, Any] | None:
     """Run the method's calls in a forked child; the first crash, hang or memory blow-up, or None."""
     read, write = os.pipe()
     pid = os.fork()
@@ -126,7 +132,7 @@ def probe_method(cls_name: str, doc: dict[str, Any], docs: list[dict[str, Any]],
                 last = step == len(sequence) - 1
                 try:
                     getattr(obj, method)(**kwargs)
-                except BaseException as exc:  # noqa: BLE001 - every exception is the finding
+                except BaseException as exc:
                     tb = traceback.extract_tb(exc.__traceback__)[-1]
                     if not last or tb.filename == __file__:
                         # the setup call failed, or Python refused the arguments (a missing
@@ -172,7 +178,11 @@ def probe_method(cls_name: str, doc: dict[str, Any], docs: list[dict[str, Any]],
         os.close(read)
         _, status = os.waitpid(pid, 0)
     if result is None and os.WIFSIGNALED(status) and os.WTERMSIG(status) != signal.SIGKILL:
-        result = {"what": current.get("what"), "exception": f"killed by signal {os.WTERMSIG(status)}", "line": ""}
+        result = {
+            "what": current.get("what"),
+            "exception": f"killed by signal {os.WTERMSIG(status)}",
+            "line": "",
+        }
     elif result is None and os.WIFEXITED(status) and os.WEXITSTATUS(status) != 0:
         result = {"what": current.get("what"), "exception": "child died (memory?)", "line": ""}
     return result
@@ -200,7 +210,9 @@ def fuzz_crashes(paths: list[str]) -> dict[str, set[str]]:
         cls_name = Path(path).stem
         summary = json.loads(Path(path).read_text())
         out[cls_name] = {
-            f["operation"] for f in summary.get("findings", []) if f.get("kind") in ("crash", "hang", "resource")
+            f["operation"]
+            for f in summary.get("findings", [])
+            if f.get("kind") in ("crash", "hang", "resource")
         }
     return out
 
@@ -232,7 +244,9 @@ def main() -> None:
             hit += len(shown & got)
             missed = sorted(shown - got)
             extra = sorted(got - shown)
-            print(f"{cls_name:22} fuzz found {len(shown & got):2} of {len(shown):2}; missed {missed}; beyond harness {extra}")
+            print(
+                f"{cls_name:22} fuzz found {len(shown & got):2} of {len(shown):2}; missed {missed}; beyond harness {extra}"
+            )
         print(f"fuzz found crashes in {hit} of the {total} methods the harness shows crashing")
 
 

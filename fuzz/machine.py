@@ -95,6 +95,13 @@ class OpPlan:
             self.key_gens = {}
 
 
+def _depth(op: Operation, expect: oracle.Expectation) -> int:
+    """How far a refused call got: the index of the requires that refused it (-1: its schema)."""
+    if expect.kind == "precondition" and expect.clause is not None:
+        return op.requires.index(expect.clause)
+    return -1
+
+
 def _scalar_kind(schema: Any) -> type | None:
     if not isinstance(schema, dict):
         return None
@@ -190,20 +197,35 @@ class Case:
         session = self.session
         value: Any = None
         expect: oracle.Expectation | None = None
+        best: tuple[int, Any, oracle.Expectation] | None = None
         for _ in range(TRIES):
             value = self.draw(plan, src, breaking=False)
             expect = oracle.judge(session.model, self.state, plan.op, value)
             if expect.accepted:
                 break
+            # every draw refused: send the one that got furthest through the requires (the
+            # call just past a limit, with its keys live and its amounts covered)
+            depth = _depth(plan.op, expect)
+            if best is None or depth > best[0]:
+                best = (depth, value, expect)
         assert expect is not None
-        if session.mode == "valid" and not expect.accepted:
-            return
+        if not expect.accepted:
+            if session.mode == "valid":
+                return
+            assert best is not None
+            _, value, expect = best
         self.send(plan.op, value, expect)
 
     def probe(self, plan: OpPlan, src: Source) -> None:
         """A call meant to be rejected: a broken precondition (keys and thresholds turned the
         wrong way) or a broken input schema."""
-        if src.boolean():
+        how = src.index(3)
+        if how == 2 and plan.steer.thresholds:
+            value = self._past_threshold(plan, src)
+            if value is not None:
+                self.send(plan.op, value)
+                return
+        if how:
             value = inputs.mutate(
                 self.draw(plan, src, breaking=False),
                 plan.op.input_schema,
@@ -214,6 +236,30 @@ class Case:
         else:
             value = self.draw(plan, src, breaking=True)
         self.send(plan.op, value)
+
+    def _past_threshold(self, plan: OpPlan, src: Source) -> Any:
+        """A valid-intent input with one field compared with the state moved just past its bound
+        (an amount one more than the balance, one more than a limit allows), so that the clause
+        fails while the ones before it hold; None if no such move makes the model refuse it."""
+        value = self.draw(plan, src, breaking=False)
+        if not isinstance(value, dict):
+            return None
+        env = Env(self.state, value)
+        thresholds = plan.steer.thresholds
+        start = src.index(len(thresholds))
+        for threshold in thresholds[start:] + thresholds[:start]:
+            try:
+                bound = threshold.bound(env)
+            except (EvaluationError, TypeError, KeyError):
+                continue
+            if not isinstance(bound, int) or isinstance(bound, bool):
+                continue
+            for moved in (bound + 1, bound - 1, bound):
+                candidate = {**value, threshold.field: moved}
+                expect = oracle.judge(self.session.model, self.state, plan.op, candidate)
+                if not expect.accepted and expect.kind == "precondition":
+                    return candidate
+        return None
 
     # -- drawing an input ----------------------------------------------------------------------
 
@@ -248,6 +294,8 @@ class Case:
                 how = src.index(8)
                 if gone and how < 6:  # a key that is gone: use after delete
                     value[field] = gone[-1 - how % len(gone)]
+                elif not breaking and how == 7 and (gone := self._gone(collection)):
+                    value[field] = gone[-1]  # made again under a key that was deleted
                 else:
                     if drawn is not None:
                         value[field] = drawn(src)
@@ -304,15 +352,17 @@ class Case:
         """Now and then a field compared with a state value takes that value or its neighbour."""
         env = Env(self.state, value)
         for threshold in plan.steer.thresholds:
-            how = src.index(9)  # one draw: a third of the time, the bound, one below or above
-            if threshold.field not in value or how >= 3:
+            # one draw: the bound, one below or above it, or half of it (an amount that leaves
+            # enough for the next call on the same resource), four times in nine
+            how = src.index(9)
+            if threshold.field not in value or how >= 4:
                 continue
             try:
                 bound = threshold.bound(env)
             except (EvaluationError, TypeError, KeyError):
                 continue
             if isinstance(bound, int) and not isinstance(bound, bool):
-                value[threshold.field] = bound + (0, -1, 1)[how]
+                value[threshold.field] = bound // 2 if how == 3 else bound + (0, -1, 1)[how]
             elif isinstance(bound, str | float):
                 value[threshold.field] = bound
 

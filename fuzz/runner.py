@@ -33,6 +33,7 @@ from envfactory.fuzz.findings import KINDS, Finding, FindingError, Findings, Key
 from envfactory.fuzz.oracle import Expectation
 from envfactory.fuzz.reach import Prefix
 from envfactory.fuzz.shrink import minimize
+from envfactory.fuzz.steering import Threshold
 from envfactory.fuzz.targets import Target
 
 MODES = ("valid", "adversarial")
@@ -249,6 +250,8 @@ class Session:
         Hypothesis replays a case's choices and needs them to mean the same thing each time."""
         self.round_start = 0
         self.epoch_over = False
+        self.thresholds: dict[str, tuple[Threshold, ...]] = {}
+        """Each operation's thresholds, read once for the shrinker (``shrink._tied``)."""
         self.state_writes = {name: tuple(sorted(op.writes)) for name, op in closed.operations.items()}
 
     def elapsed(self) -> float:
@@ -284,7 +287,9 @@ class Session:
         if self.time_budget is not None:
             elapsed = self.elapsed()
             over = elapsed - self.time_budget
-            if over > 0 and (self.first_case is None or over > grace(self.time_budget)):
+            # a finding of this round may be shrunk by Hypothesis for half the grace period;
+            # the other half is left to ``shrink.minimize``
+            if over > 0 and (self.first_case is None or over > grace(self.time_budget) / 2):
                 self.stopped_by_budget = self.stopped = True
                 raise StopRun
 
@@ -420,6 +425,9 @@ def fuzz(
         # a hang and a memory exhaustion are crashes too, of the kind an isolated target reports
         session.kinds = frozenset(kinds) | (SLOW_KINDS if "crash" in kinds else frozenset())
     rounds = searched = 0
+    minimized: set[Key] = set()
+    if time_budget is not None:  # minimizing never runs past the grace period
+        session.minimize_deadline = session.started + time_budget + grace(time_budget)
     session.searching = True
     if session.stateful:
         session.reach_at = (
@@ -452,6 +460,7 @@ def fuzz(
             if session.round_over:
                 session.round_over = False
                 reach(session, time_budget)
+            _minimize_new(session, minimized)
             session.known = frozenset(session.findings.by_key)
             if session.stopped_by_budget or (not multiple and session.findings):
                 break
@@ -468,12 +477,8 @@ def fuzz(
         session.searching = False
         with contextlib.suppress(Exception):
             target.reset()
-    if time_budget is not None:  # minimizing gets what is left of the grace period, no more
-        session.minimize_deadline = session.started + time_budget + grace(time_budget)
     session.time_budget = None  # the search is over: replays must not stop it again
-    for finding_key, finding in list(session.findings.by_key.items()):
-        if finding.kind not in SLOW_KINDS:  # replaying a hang waits it out at every try
-            session.findings.by_key[finding_key] = minimize(session, finding)
+    _minimize_new(session, minimized)
     coverage = graph_coverage(session.contract, session.abstraction, session.edges) if graph else None
     first = min(session.findings.first_seen.values()) if session.findings.first_seen else None
     if session.stopped_by_budget:
@@ -503,6 +508,16 @@ def fuzz(
         rounds=rounds,
         reached=session.reached,
     )
+
+
+def _minimize_new(session: Session, done: set[Key]) -> None:
+    """Shrink the findings not shrunk yet (``shrink.minimize``), as each round ends: a finding
+    made early gets its shortest trace then, not in what is left of the budget at the end."""
+    for finding_key, finding in list(session.findings.by_key.items()):
+        if finding_key in done or finding.kind in SLOW_KINDS:  # a hang waits out every replay
+            continue
+        done.add(finding_key)
+        session.findings.by_key[finding_key] = minimize(session, finding)
 
 
 def reach(session: Session, time_budget: float | None) -> None:

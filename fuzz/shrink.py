@@ -21,8 +21,11 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from envfactory.contracts.errors import EvaluationError
+from envfactory.contracts.evaluator import Env
 from envfactory.fuzz.findings import Finding, FindingError, Key
 from envfactory.fuzz.inputs import integer_bounds, object_properties
+from envfactory.fuzz.steering import Threshold, thresholds
 from envfactory.trajectory import Step
 
 if TYPE_CHECKING:
@@ -91,12 +94,15 @@ def replay(session: Session, steps: Sequence[Step], key: Key, skip: int | None =
     if session.minimize_deadline is not None and time.monotonic() > session.minimize_deadline:
         return None  # the budget's grace is spent: the sequence stays as short as it got
     refs = references(steps)
+    tied = _tied(session, steps)
     outputs: dict[int, Any] = {}
     case = Case(session, replay=True)
     for i, step in enumerate(steps):
         if i == skip:
             continue
         value = rebind(refs, i, step.input, outputs)
+        if i in tied:
+            value = _retie(tied[i], case.state, value)
         op = session.contract.operations[step.tool]
         try:
             case.send(op, value)
@@ -138,7 +144,7 @@ def _extremes(session: Session, finding: Finding) -> Finding:
                 continue
             schema = props.get(field)
             low, high = integer_bounds(schema) if isinstance(schema, Mapping) else (None, None)
-            for candidate in (low, high):
+            for candidate in (low, high, *_state_bounds(session, best.steps, i, str(field))):
                 if candidate is None or candidate == value:
                     continue
                 found = replay(session, _with(best.steps, i, step, field, candidate), best.key)
@@ -148,6 +154,82 @@ def _extremes(session: Session, finding: Finding) -> Finding:
                     break
         i += 1
     return best
+
+
+def _tied(session: Session, steps: Sequence[Step]) -> dict[int, list[Threshold]]:
+    """For each step, the thresholds its value sat exactly at in the model (an amount that was
+    the whole balance): a replay that leaves an earlier step out moves the value with the bound,
+    so "withdraw everything" stays everything, as an id stays "the id step k returned"."""
+    from envfactory.fuzz import oracle
+
+    ops = session.contract.operations
+    out: dict[int, list[Threshold]] = {}
+    state = session.initial
+    for i, step in enumerate(steps):
+        op = ops[step.tool]
+        if isinstance(step.input, Mapping):
+            for threshold in _thresholds_of(session, step.tool):
+                value = step.input.get(threshold.field)
+                if _is_number(value) and _bound(threshold, state, step.input) == value:
+                    out.setdefault(i, []).append(threshold)
+        expect = oracle.judge(session.model, state, op, step.input)
+        if expect.accepted:
+            if expect.post is None:
+                break  # a state read off a response: the model alone cannot follow it
+            state = expect.post
+    return out
+
+
+def _retie(tied: Sequence[Threshold], state: Any, value: Any) -> Any:
+    value = dict(value)
+    for threshold in tied:
+        bound = _bound(threshold, state, value)
+        if bound is not None:
+            value[threshold.field] = bound
+    return value
+
+
+def _bound(threshold: Threshold, state: Any, value: Any) -> int | None:
+    try:
+        bound = threshold.bound(Env(state, value))
+    except (EvaluationError, TypeError, KeyError):
+        return None
+    return bound if _is_number(bound) else None
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _thresholds_of(session: Session, tool: str) -> tuple[Threshold, ...]:
+    cache = session.thresholds
+    if tool not in cache:
+        cache[tool] = thresholds(session.contract.operations[tool])
+    return cache[tool]
+
+
+def _state_bounds(session: Session, steps: Sequence[Step], i: int, field: str) -> list[int]:
+    """The values a clause compares step ``i``'s ``field`` with, in the model state before it
+    (a withdrawal of the whole balance can stand for two smaller ones, which lets one go)."""
+    from envfactory.fuzz import oracle
+
+    ops = session.contract.operations
+    found = [t for t in _thresholds_of(session, steps[i].tool) if t.field == field]
+    if not found:
+        return []
+    state = session.initial
+    for step in steps[:i]:
+        expect = oracle.judge(session.model, state, ops[step.tool], step.input)
+        if expect.accepted:
+            if expect.post is None:
+                return []  # a state read off a response: the model alone cannot follow it
+            state = expect.post
+    out: list[int] = []
+    for threshold in found:
+        bound = _bound(threshold, state, steps[i].input)
+        if bound is not None and bound not in out:
+            out.append(bound)
+    return out
 
 
 def _deletions(session: Session, finding: Finding) -> Finding:

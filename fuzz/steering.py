@@ -23,6 +23,8 @@ from envfactory.contracts.evaluator import Compiled, compile_expr
 from envfactory.contracts.model import Contract, Operation
 
 ORDERINGS = frozenset(("<", "<=", ">", ">=", "==", "!="))
+CROWD = 4
+"""Live keys in every collection a producer adds to, past which it is no longer preferred."""
 
 
 @attrs.frozen(slots=True)
@@ -52,17 +54,24 @@ class Steer:
     thresholds: tuple[Threshold, ...]
     needs: frozenset[str]
     """Collections that must hold a key for the operation to be enabled at all."""
+    makes: frozenset[str] = frozenset()
+    """Collections the operation adds a fresh key to (and reads no live key of)."""
 
     @classmethod
     def of(cls, op: Operation, contract: Contract) -> Steer:
         keys = key_fields(op, contract)
         needs = frozenset(k.collection for k in keys if not k.fresh)
-        return cls(keys, thresholds(op), needs)
+        makes = frozenset(k.collection for k in keys if k.fresh) - needs
+        return cls(keys, thresholds(op), needs, makes)
 
     def possible(self, state: Mapping[str, Any]) -> bool:
-        """Whether the operation may be enabled in ``state``: every collection it reads a live
-        key of holds one (a cheap necessary condition; the model judges the rest)."""
-        return all(state.get(name) for name in self.needs)
+        """Whether the operation may be enabled in ``state`` and is worth preferring: every
+        collection it reads a live key of holds one (a cheap necessary condition; the model
+        judges the rest), and a producer's collection is not crowded yet: bugs need a few
+        distinct keys, and a case that spends its steps making a tenth one builds no depth."""
+        if not all(state.get(name) for name in self.needs):
+            return False
+        return not self.makes or any(len(state.get(name) or ()) < CROWD for name in self.makes)
 
 
 def input_field(node: ir.Expr) -> str | None:
@@ -131,13 +140,28 @@ def thresholds(op: Operation) -> tuple[Threshold, ...]:
             if not isinstance(node, ir.Compare) or node.op not in ORDERINGS:
                 continue
             for side, other in ((node.left, node.right), (node.right, node.left)):
-                field = input_field(side)
+                field, other = _solve_for_field(side, other)
                 if field is None or isinstance(other, ir.Const):
                     continue  # a constant bound is the schema's business (boundary values)
                 if any(input_field(n) == field for n in ir.walk(other)):
                     continue
                 found.setdefault(field, []).append(compile_expr(other))
     return tuple(Threshold(field, bound) for field, bounds in sorted(found.items()) for bound in bounds)
+
+
+def _solve_for_field(side: ir.Expr, other: ir.Expr) -> tuple[str | None, ir.Expr]:
+    """``(f, other)`` for a side ``input.f``; for ``x + input.f``, ``input.f + x`` and
+    ``input.f - x`` the field with the other side moved over (``other - x``, ``other + x``):
+    ``loans[i].repaid + input.amount <= loans[i].amount`` bounds ``amount`` by what is left."""
+    field = input_field(side)
+    if field is not None or not isinstance(side, ir.BinOp) or side.op not in ("+", "-"):
+        return field, other
+    left, right = input_field(side.left), input_field(side.right)
+    if left is not None and right is None:
+        return left, ir.BinOp("-" if side.op == "+" else "+", other, side.right)
+    if right is not None and left is None and side.op == "+":
+        return right, ir.BinOp("-", other, side.left)
+    return None, other
 
 
 __all__ = ["KeyField", "Steer", "Threshold", "input_field", "key_fields", "thresholds"]

@@ -109,7 +109,7 @@ class Ledger:
     def _pay(self, loan: dict[str, Any], amount: int) -> None:
         loan["repaid"] += amount
 
-    def repay(self, id: Any, amount: Any) -> None:  # noqa: A002 - the contract's field name
+    def repay(self, id: Any, amount: Any) -> None:
         need(is_int(id), 422)
         self._amount(amount, 100)
         need(id in self.loans, 404)
