@@ -31,6 +31,10 @@ CONTRACTS = sorted(
         *(ROOT / "tests" / "realworld" / "corpus").glob("*.json"),
     ]
 )
+# Stripe's sessions take minutes and solve outputs of its deepest schemas under Z3 time limits, so
+# a loaded machine can change an answer (a Hypothesis FlakyFailure seen under load 12): it stays out
+# of this test, which must not depend on load; tests/realworld covers the document itself.
+CONTRACTS = [p for p in CONTRACTS if p.name != "stripe-spec3.json"]
 BASE = "http://testserver"
 
 
