@@ -72,7 +72,9 @@ PLANTED = [
     ("example", "factory", "mode", "operation", "kind", "tools"), PLANTED, ids=[p[1] for p in PLANTED]
 )
 def test_planted_bug_is_found_and_shrunk(example, factory, mode, operation, kind, tools):
-    summary = _run(example, factory, mode)
+    # 300 examples: a use after delete takes a probe of a gone key after a create and a delete, which
+    # seeds 1-5 find within 150 and seed 0 within 300 (the corpus replays spend some of the cases)
+    summary = _run(example, factory, mode, max_examples=300)
     found = {(f.operation, f.kind): f for f in summary.findings}
     assert (operation, kind) in found, [(f.operation, f.kind) for f in summary.findings]
     finding = found[(operation, kind)]
