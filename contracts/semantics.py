@@ -272,16 +272,3 @@ def _write(state: FrozenMap, ce: _CompiledEffect, key: Any, value: Any) -> Froze
         record = collection[key]
         value = set_path(record, ce.fields, value, f"{var}[{key!r}]")
     return state.insert(var, collection.insert(key, value))
-
-
-def _show(value: Any) -> str:
-    if isinstance(value, str):
-        text = repr(value)
-    else:
-        import json
-
-        try:
-            text = json.dumps(value, ensure_ascii=False, sort_keys=True)
-        except (TypeError, ValueError):
-            text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
