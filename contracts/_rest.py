@@ -48,6 +48,8 @@ class ParamInfo:
     required: bool
     loc: Location
     wire_name: str = ""  # the name on the wire, when it differs from ``name``
+    style: str = ""  # OpenAPI's serialization (``simple``, ``form``, ... or ``content``) and explode
+    explode: bool = False
 
 
 @attrs.frozen(slots=True)

@@ -106,6 +106,10 @@ class HttpBinding:
     success_status: int = 200
     success_body: bool = True
     success_statuses: tuple[int, ...] = (200,)
+    # the request body's media type (JSON, application/x-www-form-urlencoded or multipart/form-data)
+    # and each parameter's and form field's OpenAPI serialization: (field, style, explode)
+    media: str = "application/json"
+    styles: tuple[tuple[str, str, bool], ...] = ()
 
 
 Validator = Any  # envfactory.contracts._validate.SchemaValidator (kept loose to avoid an import cycle)

@@ -22,7 +22,7 @@ from typing import Any
 
 import attrs
 
-from envfactory.contracts import _refs, _rest
+from envfactory.contracts import _refs, _rest, httpcodec
 from envfactory.contracts._dialect import format_bounds
 from envfactory.contracts._source import LocDict, LocList, locate
 from envfactory.contracts._validate import SchemaValidator, normalize_openapi
@@ -420,7 +420,9 @@ class _Translator:
             properties[param.name] = self.bundler.node(raw, *raw_where)
             if is_required:
                 required.append(param.name)
-        body_raw, body_required, body_where = self.request_body(name, operation, loc, where)
+        body_raw, body_required, body_where, media, form_styles = self.request_body(
+            name, operation, loc, where
+        )
         if body_raw is not None:
             properties[_BODY] = self.bundler.node(body_raw, *body_where)
         # every piece's $refs point into the document's one shared $defs
@@ -437,15 +439,7 @@ class _Translator:
         output_schema, links, success = self.response(operation, loc, where)
         errors = self.errors(operation, loc, where)
         param_infos = tuple(
-            _rest.ParamInfo(
-                name=p.name,
-                where=p.where,
-                schema=input_schema.get("properties", {}).get(p.name, {}),
-                required=p.required,
-                loc=p.loc,
-                wire_name=p.wire_name,
-            )
-            for p, _, _ in params
+            attrs.evolve(p, schema=input_schema.get("properties", {}).get(p.name, {})) for p, _, _ in params
         )
         spec: dict[str, Any] = {"input": input_schema, "errors": errors}
         if output_schema is not None:
@@ -464,6 +458,8 @@ class _Translator:
             success_status=success.status,
             success_body=success.body,
             success_statuses=success.statuses,
+            media=media,
+            styles=tuple((p.name, p.style, p.explode) for p in param_infos) + form_styles,
         )
         self.pending_links[name] = links
         op = _rest.OpInfo(
@@ -510,30 +506,74 @@ class _Translator:
                 continue  # the same name in two places: the first one wins the input field
             names.add(name)
             raw = param.get("schema")
+            style, explode = self.param_style(op_name, param, place, where)
             if raw is None and isinstance(param.get("content"), Mapping):
                 media = _pick_media(param["content"])
                 raw = media.get("schema") if isinstance(media, Mapping) else None
+                style, explode = httpcodec.CONTENT, False
             is_required = place == "path" or param.get("required") is True
             info = _rest.ParamInfo(
-                name=name, where=place, schema={}, required=is_required, loc=where, wire_name=name
+                name=name,
+                where=place,
+                schema={},
+                required=is_required,
+                loc=where,
+                wire_name=name,
+                style=style,
+                explode=explode,
             )
             result.append((info, (raw if raw is not None else {}, param_where), is_required))
         return result
 
+    def param_style(
+        self, op_name: str, param: Mapping[str, Any], place: str, where: Location
+    ) -> tuple[str, bool]:
+        """A parameter's (or form field's) ``style`` and ``explode``, OpenAPI's defaults where the
+        document is silent; a style the place does not allow is an error at its location."""
+        style = param.get("style", httpcodec.DEFAULT_STYLE.get(place, "form"))
+        if place == "cookie":
+            return str(style), param.get("explode", style == "form") is True
+        if style not in httpcodec.PARAMETER_STYLES[place]:
+            allowed = ", ".join(sorted(httpcodec.PARAMETER_STYLES[place]))
+            raise ContractError(
+                f"{op_name}: {param.get('name', 'a field')!r} has style {style!r}; in {place} "
+                f"OpenAPI allows {allowed}",
+                locate(param, ["style"], where),
+            )
+        explode = param.get("explode", style == "form")
+        if not isinstance(explode, bool):
+            raise ContractError(
+                f"{op_name}: explode must be true or false", locate(param, ["explode"], where)
+            )
+        return style, explode
+
     def request_body(
         self, op_name: str, operation: Mapping[str, Any], loc: Location, written: _Where
-    ) -> tuple[Any, bool, _Where]:
+    ) -> tuple[Any, bool, _Where, str, tuple[tuple[str, str, bool], ...]]:
         """The request body's schema as written (None without a body), whether it is required,
-        and where it was written."""
+        where it was written, its media type, and its form fields' (name, style, explode)."""
         raw = operation.get("requestBody")
         if raw is None:
-            return None, False, written
+            return None, False, written, httpcodec.JSON, ()
         body, where, body_where = self.deref(raw, locate(operation, ["requestBody"], loc), written)
         if not isinstance(body, Mapping):
             raise ContractError(f"{op_name}: requestBody must be a mapping", where)
-        media = _pick_media(body.get("content") or {})
+        content = body.get("content") or {}
+        media_type = _pick_media_type(content) or httpcodec.JSON
+        media = _pick_media(content)
         schema = media.get("schema") if isinstance(media, Mapping) else None
-        return (schema if schema is not None else {}), body.get("required") is True, body_where
+        base = media_type.split(";")[0].strip().lower()
+        media_kind = base if base in (httpcodec.FORM, httpcodec.MULTIPART) else httpcodec.JSON
+        styles: list[tuple[str, str, bool]] = []
+        encoding = media.get("encoding") if isinstance(media, Mapping) else None
+        if media_kind == httpcodec.FORM and isinstance(encoding, Mapping):
+            media_loc = locate(content, [media_type], where)
+            for field, spec in encoding.items():
+                if isinstance(spec, Mapping) and ("style" in spec or "explode" in spec):
+                    at = locate(encoding, [field], locate(media, ["encoding"], media_loc))
+                    styles.append((str(field), *self.param_style(op_name, spec, "form", at)))
+        required = body.get("required") is True
+        return (schema if schema is not None else {}), required, body_where, media_kind, tuple(styles)
 
     def response(
         self, operation: Mapping[str, Any], loc: Location, written: _Where
@@ -673,20 +713,26 @@ def _place_body(
 
 
 def _pick_media(content: Any) -> Any:
+    """The media type object to read (see ``_pick_media_type``)."""
+    key = _pick_media_type(content)
+    return {} if key is None else content[key]
+
+
+def _pick_media_type(content: Any) -> str | None:
     """The media type to read: JSON first, then form data, then whatever comes first."""
     if not isinstance(content, Mapping) or not content:
-        return {}
+        return None
     keys = [str(k) for k in content]
-    for want in ("application/json",):
-        if want in content:
-            return content[want]
+    for key in keys:
+        if key.lower() == httpcodec.JSON:
+            return key
     for key in keys:
         if "json" in key.lower():
-            return content[key]
+            return key
     for key in keys:
-        if key.lower() in ("application/x-www-form-urlencoded", "multipart/form-data"):
-            return content[key]
-    return content[keys[0]]
+        if key.split(";")[0].strip().lower() in (httpcodec.FORM, httpcodec.MULTIPART):
+            return key
+    return keys[0]
 
 
 def _flag(doc: Any, schema: Any, name: str) -> bool:

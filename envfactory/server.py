@@ -31,17 +31,18 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from types import SimpleNamespace
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import parse_qsl, unquote
 
 import orjson
 from starlette.applications import Starlette
 from starlette.convertors import Convertor, register_url_convertor
+from starlette.formparsers import MultiPartException, MultiPartParser
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
 from envfactory._fastpath import Invariant, broken_invariant, per_key_probe, rechecks
-from envfactory.contracts import ir
+from envfactory.contracts import httpcodec, ir
 from envfactory.contracts._validate import SchemaValidator
 from envfactory.contracts.errors import EnvfactoryError, EvaluationError, TrajectoryError
 from envfactory.contracts.evaluator import Compiled, Env, compile_expr
@@ -49,7 +50,6 @@ from envfactory.contracts.model import Contract, Operation
 from envfactory.contracts.semantics import Failure
 from envfactory.contracts.values import FrozenMap
 from envfactory.contracts.values import to_json as state_value_to_json
-from envfactory.fuzz.targets import ENCODED_HEADERS
 from envfactory.statemachine.simulator import Response as SimResponse
 from envfactory.statemachine.simulator import Simulator
 from envfactory.trajectory import dumps_trajectory, to_json
@@ -303,7 +303,12 @@ def _error(status: int, message: str, **extra: Any) -> Response:
     return _json(status, {"error": message, **extra})
 
 
-async def _read_json(request: Request, *, required: bool) -> Any:
+async def _read_json(request: Request) -> Any:
+    return _parse_json(await _read_body(request))
+
+
+async def _read_body(request: Request) -> bytes:
+    """The body's bytes, bounded in size (413) and in the time it takes to arrive (408)."""
     length = request.headers.get("content-length")
     if length is not None:
         if not length.isdigit():
@@ -328,10 +333,13 @@ async def _read_json(request: Request, *, required: bool) -> Any:
     data = b"".join(chunks)
     # what keeping the parsed body costs: its bytes, and some 64 more per value (a Python object
     # and its slot), counted from the separators at C speed
-    request.state.body_bytes = size + 64 * (data.count(b",") + 1)
+    request.state.body_bytes = size + 64 * (data.count(b",") + data.count(b"&") + 1)
+    return data
+
+
+def _parse_json(data: bytes) -> Any:
+    """A JSON body's value (None for an empty body), integers exact at any size."""
     if not data.strip():
-        if required:
-            raise _BadRequest(400, "expected a JSON body")
         return None
     try:
         value = orjson.loads(data)
@@ -424,7 +432,7 @@ def create_app(
 
     async def reset(request: Request) -> Response:
         session = server.session(request)
-        body = await _read_json(request, required=False)
+        body = await _read_json(request)
         seed_value: int | None = None
         initial: Mapping[str, Any] | None = None
         if isinstance(body, dict):
@@ -484,7 +492,7 @@ def create_app(
             op = contract.operations.get(name)
             if op is None:
                 return _error(404, f"no operation {name!r}", kind="unknown_tool")
-            value = await _read_json(request, required=False)
+            value = await _read_json(request)
             return await call(request, op, {} if value is None else value)
 
         routes.append(Route("/{operation}", _guard(native), methods=["POST"]))
@@ -583,55 +591,63 @@ def _starlette_path(path: str) -> str:
 
 
 async def _http_input(request: Request, op: Operation) -> Any:
-    """The operation's input from the request: path, query and header parameters and the body."""
+    """The operation's input from the request: path, query and header parameters by their
+    OpenAPI style, and the body as JSON, form fields or multipart parts (by its Content-Type)."""
     binding = op.http
     assert binding is not None
-    props = op.input_schema.get("properties") if isinstance(op.input_schema, Mapping) else None
-    props = props if isinstance(props, Mapping) else {}
-    value: dict[str, Any] = {}
-    for name in binding.path_params:
-        if name in request.path_params:
-            value[name] = _typed(request.path_params[name], props.get(name))
-    for name in binding.query_params:
-        if name in request.query_params:
-            schema = props.get(name)
-            if isinstance(schema, Mapping) and schema.get("type") == "array":  # ?tag=a&tag=b
-                value[name] = [_typed(t, schema.get("items")) for t in request.query_params.getlist(name)]
-            else:
-                value[name] = _typed(request.query_params[name], schema)
-    encoded = set(request.headers.get(ENCODED_HEADERS, "").split(","))  # see fuzz.targets
-    for name in binding.header_params:
-        if name in request.headers:
-            text = request.headers[name]
-            value[name] = _typed(unquote(text) if name in encoded else text, props.get(name))
+    form: list[tuple[str, str]] | None = None
+    body: Any = None
+    media: str | None = None
     if binding.body is not None:
-        body = await _read_json(request, required=False)
+        data = await _read_body(request)
+        kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if kind == httpcodec.FORM or (kind == "" and binding.media == httpcodec.FORM and data.strip()):
+            media = httpcodec.FORM
+            try:
+                form = parse_qsl(data.decode("utf-8"), keep_blank_values=True, strict_parsing=False)
+            except UnicodeDecodeError:
+                raise _BadRequest(400, "the form body is not UTF-8") from None
+        elif kind == httpcodec.MULTIPART:
+            media = httpcodec.MULTIPART
+            form = await _read_parts(request, data)
+        else:
+            body = _parse_json(data)
+    value = httpcodec.decode(
+        op,
+        path=request.path_params,
+        query=request.query_params.multi_items(),
+        headers=request.headers,
+        form=form,
+        media=media,
+    )
+    if form is None and body is not None:
         if binding.body == "*":
-            if body is not None and not isinstance(body, dict):
+            if not isinstance(body, dict):
                 raise _BadRequest(422, "the body must be a JSON object")
-            value.update(body or {})
-        elif body is not None:
-            value[binding.body] = body
+            value.update((k, v) for k, v in body.items() if k not in value)
+        else:
+            value[str(binding.body)] = body
     return value
 
 
-def _typed(text: str, schema: Any) -> Any:
-    """A parameter's text as its schema's type (left as text when it does not parse)."""
-    kind = schema.get("type") if isinstance(schema, Mapping) else None
-    kinds = kind if isinstance(kind, list) else [kind]
-    if "integer" in kinds:
-        try:
-            return int(text)  # exact at any size, as in a body
-        except ValueError:
-            return text
-    if "number" in kinds:
-        try:
-            return float(text)
-        except ValueError:
-            return text
-    if "boolean" in kinds and text in ("true", "false"):
-        return text == "true"
-    return text
+async def _read_parts(request: Request, data: bytes) -> list[tuple[str, str]]:
+    """A multipart body's parts as (name, text); a file part's bytes as UTF-8 text."""
+
+    async def stream() -> Any:
+        yield data
+
+    try:
+        parsed = await MultiPartParser(request.headers, stream(), max_files=64, max_fields=4096).parse()
+    except MultiPartException as err:
+        raise _BadRequest(400, f"the multipart body cannot be read: {err.message}") from None
+    parts: list[tuple[str, str]] = []
+    for name, item in parsed.multi_items():
+        if isinstance(item, str):
+            parts.append((name, item))
+        else:
+            parts.append((name, (await item.read()).decode("utf-8", "replace")))
+            await item.close()
+    return parts
 
 
 # ------------------------------------------------------------------------------------- running

@@ -29,19 +29,18 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import inspect
-import json
 import os
-import re
 import socket
 import sys
 import traceback
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote, urlencode, urlsplit
 
 import orjson
 
+from envfactory.contracts import httpcodec
 from envfactory.contracts.errors import UsageError
 from envfactory.contracts.model import Contract, Operation
 from envfactory.statemachine.simulator import Response, Simulator
@@ -362,65 +361,29 @@ class HttpTarget:
             self.can_reset = False
 
     def request_for(self, op: Operation | None, tool: str, input: Any) -> dict[str, Any]:
-        """The request one call becomes: method, URL, params, headers and JSON body."""
+        """The request one call becomes (``httpx.Client.request``'s arguments); raises
+        ``httpcodec.Unsendable`` where no request expresses the call."""
         if op is None or op.http is None:
             return {"method": "POST", "url": f"{self.base}/{quote(tool, safe='')}", "json": input}
-        http = op.http
-        fields = input if isinstance(input, Mapping) else {}
-        path = http.path
-        for name in http.path_params:
-            value = fields.get(name, "")
-            text = json.dumps(value) if isinstance(value, bool) or value is None else str(value)
-            path = path.replace("{" + name + "}", quote(text, safe=""))
-        params = {name: _query_value(fields[name]) for name in http.query_params if name in fields}
-        headers = {name: str(fields[name]) for name in http.header_params if name in fields}
-        unsendable = sorted(name for name, text in headers.items() if not _HEADER_TEXT.fullmatch(text))
-        if unsendable:  # control characters and the like: sent percent-encoded, and said so
-            headers.update((name, quote(headers[name], safe="")) for name in unsendable)
-            headers[ENCODED_HEADERS] = ",".join(unsendable)
-        request: dict[str, Any] = {"method": http.method.upper(), "url": self.base + path}
-        if params:
-            request["params"] = params
-        if headers:
-            request["headers"] = headers
-        if http.body == "*":
-            taken = set(http.path_params) | set(http.query_params) | set(http.header_params)
-            if isinstance(input, Mapping):
-                request["json"] = {k: v for k, v in input.items() if k not in taken}
-            else:
-                request["json"] = input
-        elif http.body is not None and http.body in fields:
-            request["json"] = fields[http.body]
-        return request
+        return _request_args(self.base, httpcodec.encode(op, input))
 
     def call(self, tool: str, input: Any) -> Response:
         import httpx
 
         op = self.contract.operations.get(tool)
         if op is not None and op.http is not None:
-            if not isinstance(input, Mapping) and op.http.body != "*":
-                # only a JSON body carries a value that is not an object; this request has none
-                return _error(422, f"{tool}: the input is not an object, and no request expresses it")
-            fields = input if isinstance(input, Mapping) else {}
-            # an empty path parameter is an empty segment (``/users/``), as serve reads it
-            missing = [name for name in op.http.path_params if fields.get(name) is None]
-            if missing:
-                # no URL expresses this call: the client cannot send it, which rejects it
-                return _error(422, f"{tool}: path parameter {missing[0]!r} is missing or empty")
-            http = op.http
-            if http.body != "*":
-                placed = {*http.path_params, *http.query_params, *http.header_params, http.body}
-                stray = sorted(set(fields) - placed)
-                if stray:
-                    # a field with no place in the request (no body for it): it cannot be sent either
-                    return _error(422, f"{tool}: {stray[0]!r} has no place in the request")
-            props = op.input_schema.get("properties") if isinstance(op.input_schema, Mapping) else None
-            for name in (*http.path_params, *http.query_params, *http.header_params):
-                if name in fields and not _wire_keeps(fields[name], (props or {}).get(name)):
-                    # serve (and any server) reads a parameter's text as its schema's type:
-                    # the integer -1 of a string parameter arrives as "-1", "-1" of an integer as -1
-                    return _error(422, f"{tool}: {name}={fields[name]!r} cannot travel as its schema's type")
-        request = self.request_for(op, tool, input)
+            try:
+                wire = httpcodec.encode(op, input)
+            except httpcodec.Unsendable as err:
+                # no request expresses this call: the client cannot send it, which rejects it
+                return _error(422, f"{tool}: {err}")
+            if not _travels(op, input, wire):
+                # a server reads each parameter's text as its type (the integer -1 of a string
+                # parameter arrives as "-1"): a call that would arrive as another is not sent
+                return _error(422, f"{tool}: the input would not arrive as itself on the wire")
+            request = _request_args(self.base, wire)
+        else:
+            request = self.request_for(op, tool, input)
         try:
             answer = self.client.request(**request)
         except httpx.HTTPError as err:
@@ -442,56 +405,52 @@ class HttpTarget:
         self.client.close()
 
 
-ENCODED_HEADERS = "x-envfactory-encoded"
-"""Names the header parameters whose values the client percent-encoded (HTTP cannot carry them
-as they are); ``envfactory serve`` decodes them."""
-_HEADER_TEXT = re.compile(r"([\x21-\x7e]([\x20-\x7e\t]*[\x21-\x7e])?)?")
+ENCODED_HEADERS = httpcodec.ENCODED_HEADERS
 
 
-def _wire_keeps(value: Any, schema: Any) -> bool:
-    """Whether a parameter's value comes back as itself when read from its text by its schema's
-    type (integer, number, boolean, else text), the way ``envfactory serve`` reads it."""
-    if value is None:
-        return False  # sent as an empty text, read back as ""
-    if isinstance(value, list):  # a query array: each item travels as its own parameter
-        items = schema.get("items") if isinstance(schema, Mapping) else None
-        return (
-            isinstance(schema, Mapping)
-            and schema.get("type") == "array"
-            and all(_wire_keeps(item, items) for item in value)
-        )
-    if isinstance(value, dict):
-        return False  # an object: sent as its JSON text, read back as text
-    kind = schema.get("type") if isinstance(schema, Mapping) else None
-    kinds = kind if isinstance(kind, list) else [kind]
-    text = json.dumps(value) if isinstance(value, bool) else str(value)
-    back: Any = text
-    try:
-        if "integer" in kinds:
-            back = int(text)
-        elif "number" in kinds:
-            back = float(text)
-    except ValueError:
-        back = text
-    if "boolean" in kinds and text in ("true", "false") and not {"integer", "number"} & set(kinds):
-        back = text == "true"
-    if isinstance(value, bool) or isinstance(back, bool):
-        return type(back) is type(value) and back == value
-    if isinstance(value, int | float) and isinstance(back, int | float):
-        return back == value
-    return type(back) is type(value) and back == value
+def _request_args(base: str, wire: httpcodec.WireRequest) -> dict[str, Any]:
+    """``httpx`` arguments for a request as ``httpcodec.encode`` writes it."""
+    request: dict[str, Any] = {"method": wire.method, "url": base + wire.path}
+    if wire.query:
+        request["params"] = list(wire.query)
+    headers = dict(wire.headers)
+    if wire.media == httpcodec.JSON:
+        request["json"] = wire.json
+    elif wire.media == httpcodec.FORM:
+        headers["content-type"] = httpcodec.FORM
+        request["content"] = urlencode(wire.form)
+    elif wire.media == httpcodec.MULTIPART:
+        types = dict(wire.part_types)
+        request["files"] = [(name, (None, text.encode(), types.get(name))) for name, text in wire.form]
+        if not wire.form:  # no parts: an empty multipart body (httpx sends none for no files)
+            headers["content-type"] = f"{httpcodec.MULTIPART}; boundary=x"
+            request["content"] = b"--x--\r\n"
+            del request["files"]
+    if headers:
+        request["headers"] = headers
+    return request
 
 
-def _query_value(value: Any) -> Any:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, list):
-        return [_query_value(v) for v in value]
-    if value is None:
-        return ""
-    if isinstance(value, dict):
-        return json.dumps(value)
-    return value
+def _travels(op: Operation, input: Any, wire: httpcodec.WireRequest) -> bool:
+    """Whether the server reads ``wire`` back as ``input`` (``httpcodec.decode``, as ``serve`` does)."""
+    read = httpcodec.decode(
+        op,
+        path=dict(wire.path_params),
+        query=wire.query,
+        headers={k.lower(): v for k, v in wire.headers},
+        form=wire.form if wire.media in (httpcodec.FORM, httpcodec.MULTIPART) else None,
+        media=wire.media,
+    )
+    if not isinstance(input, Mapping):
+        return True  # the whole JSON body, sent as it is
+    if wire.media == httpcodec.JSON:
+        assert op.http is not None
+        if op.http.body == "*":
+            read.update((k, v) for k, v in wire.json.items() if k not in read)
+        else:
+            read[str(op.http.body)] = wire.json
+    # an empty array or object in a query or form writes nothing: sent as absent, as any client does
+    return httpcodec.same(read, {k: v for k, v in input.items() if k in read or v not in ([], {})})
 
 
 def _error_text(output: Any) -> str | None:
