@@ -20,9 +20,9 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
-from urllib.parse import quote, unquote
+from urllib.parse import quote, unquote, unquote_plus
 
 import attrs
 
@@ -54,7 +54,6 @@ PARAMETER_STYLES = {
 }
 CONTENT = "content"
 """The style of a parameter described by ``content`` (its value is that media type's text: JSON)."""
-_DELIMITER = {"spaceDelimited": " ", "pipeDelimited": "|"}
 _INTEGER = re.compile(r"-?[0-9]+")
 _NUMBER = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 _BRACKETS = re.compile(r"\[([^\[\]]*)\]")
@@ -67,18 +66,28 @@ class Unsendable(Exception):
 
 @attrs.frozen(slots=True)
 class WireRequest:
-    """The parts of an HTTP request one call becomes, as texts (before percent-encoding, except
-    ``path``, which is ready to append to the base URL)."""
+    """The parts of an HTTP request one call becomes. Path parameters, query pairs and
+    urlencoded form fields are *raw*: percent-encoded, items escaped and delimiters literal, as
+    they go on the wire (``,`` inside an item is ``%2C``, the ``,`` between items is not); header
+    values and multipart parts are plain texts."""
 
     method: str
-    path: str
-    path_params: tuple[tuple[str, str], ...] = ()  # each path parameter's text, before quoting
-    query: tuple[tuple[str, str], ...] = ()
+    path: str  # ready to append to the base URL
+    path_params: tuple[tuple[str, str], ...] = ()  # each path parameter's raw text
+    query: tuple[tuple[str, str], ...] = ()  # raw name=value pairs
     headers: tuple[tuple[str, str], ...] = ()
     media: str | None = None  # the body's media type; None: no body
-    form: tuple[tuple[str, str], ...] = ()  # form fields (urlencoded) or parts (multipart)
+    form: tuple[tuple[str, str], ...] = ()  # raw fields (urlencoded) or plain parts (multipart)
     json: Any = None  # the JSON body, where ``media`` is JSON
     part_types: tuple[tuple[str, str], ...] = ()  # multipart: a part's content type, where not text
+
+    @property
+    def query_string(self) -> str:
+        return "&".join(f"{k}={v}" for k, v in self.query)
+
+    @property
+    def form_body(self) -> str:
+        return "&".join(f"{k}={v}" for k, v in self.form)
 
 
 def style_of(binding: HttpBinding, name: str, where: str) -> tuple[str, bool]:
@@ -90,7 +99,44 @@ def style_of(binding: HttpBinding, name: str, where: str) -> tuple[str, bool]:
     return style, style == "form"
 
 
+def route_path(path: str) -> str:
+    """The path a request is sent to: without the ``#fragment`` some documents use to tell
+    operations on one path apart (Box's ``/files/{file_id}#add_shared_link``)."""
+    return path.partition("#")[0]
+
+
+OPERATION_HEADER = "x-envfactory-operation"
+"""Names the operation a request means where another of its method matches its path too (a
+concrete ``/templates/enterprise/schema`` beside ``/templates/{scope}/schema``, or operations told
+apart only by a ``#fragment``, which never travels); ``envfactory serve`` honours it."""
+
+
+def path_pattern(template: str) -> re.Pattern[str]:
+    """A path template as a regex over request paths: each ``{name}`` one segment (empty
+    included), its groups in the order of ``path_names``."""
+    parts = re.split(r"(\{[^{}/]+\})", route_path(template))
+    body = "".join("([^/]*)" if p.startswith("{") and p.endswith("}") else re.escape(p) for p in parts)
+    return re.compile(body + r"\Z")
+
+
+def path_names(template: str) -> list[str]:
+    return re.findall(r"\{([^{}/]+)\}", route_path(template))
+
+
 # ----------------------------------------------------------------------------------- encoding
+
+
+def _keep(text: str, delimiter: str = "") -> str:
+    return text
+
+
+def _escape(text: str, delimiter: str = "") -> str:
+    """Percent-encode everything but unreserved characters (and ``.`` too where it delimits).
+    A delimiter inside an item is escaped in lower case (``%2c``): the server reads an upper-case
+    ``%2C`` in a value without literal commas as a delimiter, the way common clients (which
+    encode the whole joined text) write one, so only a lower-case escape stays inside its item."""
+    out = quote(text, safe="").replace("%2C", "%2c").replace("%7C", "%7c").replace("%3B", "%3b")
+    return out.replace(".", "%2e") if delimiter == "." else out
 
 
 def encode(op: Operation, input: Any) -> WireRequest:
@@ -100,35 +146,45 @@ def encode(op: Operation, input: Any) -> WireRequest:
     if not isinstance(input, Mapping):
         if binding.body != "*" or binding.media != JSON or binding.path_params:
             raise Unsendable("the input is not an object, and no request expresses it")
-        return WireRequest(binding.method, binding.path, media=JSON, json=input)
+        return WireRequest(binding.method, route_path(binding.path), media=JSON, json=input)
     placed = {*binding.path_params, *binding.query_params, *binding.header_params}
     if binding.body != "*":
         stray = sorted(set(input) - placed - {binding.body})
         if stray:
             raise Unsendable(f"{stray[0]!r} has no place in the request")
-    path = binding.path
+    path = route_path(binding.path)
     texts: list[tuple[str, str]] = []
     for name in binding.path_params:
         if input.get(name) is None:
             raise Unsendable(f"path parameter {name!r} is missing or null")
-        style, explode = style_of(binding, name, "path")
-        text = _one_text(name, input[name], style, explode)
+        text = _path_text(name, input[name], *style_of(binding, name, "path"))
         texts.append((name, text))
-        path = path.replace("{" + name + "}", quote(text, safe=";=,.!$&'()*+:@"))
+        path = path.replace("{" + name + "}", text)
     # a segment "." or ".." would be taken away by URL normalization (RFC 3986 dot segments)
-    path = "/".join("%2E" * len(seg) if seg in (".", "..") else seg for seg in path.split("/"))
+    path = "/".join("%2e" * len(seg) if seg in (".", "..") else seg for seg in path.split("/"))
     query: list[tuple[str, str]] = []
     for name in binding.query_params:
         if name in input:
             query.extend(_pairs(name, input[name], *style_of(binding, name, "query")))
     headers: list[tuple[str, str]] = []
+    encoded: list[str] = []
     for name in binding.header_params:
-        if name in input:
-            headers.append((name, _one_text(name, input[name], *style_of(binding, name, "header"))))
-    unsendable = [name for name, text in headers if not _HEADER_TEXT.fullmatch(text)]
-    if unsendable:  # control characters and the like: sent percent-encoded, and said so
-        headers = [(n, quote(t, safe="") if n in unsendable else t) for n, t in headers]
-        headers.append((ENCODED_HEADERS, ",".join(unsendable)))
+        value = input.get(name)
+        if value is None or value in ([], {}):
+            continue  # null and empty: no header at all
+        style, explode = style_of(binding, name, "header")
+        plain = _json_text(value) if style == CONTENT else _flat(value, ",", explode, _keep)
+        if _HEADER_TEXT.fullmatch(plain) and same(
+            _read_one(name, plain, style, explode, field_type(op, name), _plain, [""]), value
+        ):
+            headers.append((name, plain))
+        else:  # an item holding the delimiter, control characters and the like: percent-encoded
+            headers.append(
+                (name, _escape(plain) if style == CONTENT else _flat(value, ",", explode, _escape))
+            )
+            encoded.append(name)
+    if encoded:
+        headers.append((ENCODED_HEADERS, ",".join(encoded)))
     request = WireRequest(binding.method, path, tuple(texts), tuple(query), tuple(headers))
     if binding.body is None:
         return request
@@ -148,7 +204,7 @@ def encode(op: Operation, input: Any) -> WireRequest:
         parts: list[tuple[str, str]] = []
         types: list[tuple[str, str]] = []
         for name, value in body.items():
-            for item in value if isinstance(value, list) else [value]:
+            for item in value if isinstance(value, list) else [] if value is None else [value]:
                 if isinstance(item, dict | list):
                     parts.append((name, _json_text(item)))
                     types.append((name, JSON))
@@ -162,7 +218,8 @@ def encode(op: Operation, input: Any) -> WireRequest:
 
 
 def _text(value: Any) -> str:
-    """A scalar's text: JSON's spelling of numbers, booleans and null (as empty), strings as they are."""
+    """A scalar's text: JSON's spelling of numbers, booleans and null (as empty), strings as they
+    are; an object or array inside a parameter (an array of objects in a query) as its JSON."""
     if isinstance(value, str):
         return value
     if value is None:
@@ -171,7 +228,7 @@ def _text(value: Any) -> str:
         raise Unsendable(f"{value!r} has no text")
     if isinstance(value, bool | int | float):
         return json.dumps(value)
-    raise Unsendable(f"a {type(value).__name__} inside a parameter has no text")
+    return _json_text(value)
 
 
 def _json_text(value: Any) -> str:
@@ -181,59 +238,86 @@ def _json_text(value: Any) -> str:
         raise Unsendable(f"{value!r} has no JSON text") from None
 
 
-def _flat(value: Any, joiner: str, explode: bool) -> str:
-    """An array or object as one text: items (``k=v`` when exploded, ``k,v`` when not) joined."""
+def _flat(value: Any, joiner: str, explode: bool, escape: Any) -> str:
+    """An array or object as one text: escaped items (``k=v`` when exploded, ``k,v`` when not)
+    joined by a literal ``joiner`` (``,`` for non-exploded objects' pairs in label style too)."""
     if isinstance(value, list):
-        return joiner.join(_text(v) for v in value)
+        return joiner.join(escape(_text(v), joiner) for v in value)
     if isinstance(value, dict):
         if explode:
-            return joiner.join(f"{k}={_text(v)}" for k, v in value.items())
-        return joiner.join(f"{k}{joiner}{_text(v)}" for k, v in value.items())
-    return _text(value)
+            return joiner.join(f"{escape(k, joiner)}={escape(_text(v), joiner)}" for k, v in value.items())
+        inner = "," if joiner == "." else joiner
+        return inner.join(f"{escape(k, joiner)}{inner}{escape(_text(v), joiner)}" for k, v in value.items())
+    return escape(_text(value), joiner)
 
 
-def _one_text(name: str, value: Any, style: str, explode: bool) -> str:
-    """A path or header parameter's text (``simple``, ``label``, ``matrix``, or ``content``)."""
+def _path_text(name: str, value: Any, style: str, explode: bool) -> str:
+    """A path parameter's raw text (``simple``, ``label``, ``matrix``, or ``content``)."""
     if style == CONTENT:
-        return _json_text(value)
+        return _escape(_json_text(value))
     if style == "label":
-        return "." + _flat(value, "." if explode else ",", explode)
+        return "." + _flat(value, "." if explode else ",", explode, _escape)
     if style == "matrix":
         if isinstance(value, list) and explode:
-            return "".join(f";{name}={_text(v)}" for v in value)
+            return "".join(f";{name}={_escape(_text(v))}" for v in value)
         if isinstance(value, dict) and explode:
-            return "".join(f";{k}={_text(v)}" for k, v in value.items())
-        return f";{name}=" + _flat(value, ",", False) if value != "" else f";{name}"
-    return _flat(value, ",", explode)
+            return "".join(f";{_escape(k)}={_escape(_text(v))}" for k, v in value.items())
+        return f";{name}=" + _flat(value, ",", False, _escape) if value != "" else f";{name}"
+    return _flat(value, ",", explode, _escape)
 
 
 def _pairs(name: str, value: Any, style: str, explode: bool) -> list[tuple[str, str]]:
-    """A query parameter's (or form field's) name=text pairs."""
+    """A query parameter's (or urlencoded form field's) raw name=value pairs; null, an empty array
+    and an empty object write none (as common clients do: they arrive as absent)."""
+    key = quote(name, safe="[]")
     if style == CONTENT:
-        return [(name, _json_text(value))]
+        return [(key, _escape(_json_text(value)))]
     if style == "deepObject":
-        return _deep(name, value)
+        return _deep(key, value)
+    if value is None or value in ([], {}):
+        return []
+    joiner = _RAW_DELIMITER.get(style, ",")
     if isinstance(value, list):
         if explode:
-            return [(name, _text(v)) for v in value]
-        return [(name, _DELIMITER.get(style, ",").join(_text(v) for v in value))]
+            return [(key, _escape(_text(v))) for v in value]
+        return [(key, joiner.join(_escape(_text(v)) for v in value))]
     if isinstance(value, dict):
         if explode:
-            return [(k, _text(v)) for k, v in value.items()]
-        return [(name, _DELIMITER.get(style, ",").join(f"{k},{_text(v)}" for k, v in value.items()))]
-    return [(name, _text(value))]
+            return [(quote(k, safe="[]"), _escape(_text(v))) for k, v in value.items()]
+        return [(key, joiner.join(f"{_escape(k)}{joiner}{_escape(_text(v))}" for k, v in value.items()))]
+    return [(key, _escape(_text(value)))]
 
 
-def _deep(name: str, value: Any) -> list[tuple[str, str]]:
+_RAW_DELIMITER = {"spaceDelimited": "%20", "pipeDelimited": "|"}
+
+
+def _deep(key: str, value: Any) -> list[tuple[str, str]]:
     """``name[key][0]=text``: objects by key, arrays by index, at any depth (as Stripe writes them)."""
     if isinstance(value, dict):
-        return [pair for k, v in value.items() for pair in _deep(f"{name}[{k}]", v)]
+        return [pair for k, v in value.items() for pair in _deep(f"{key}[{quote(str(k), safe='')}]", v)]
     if isinstance(value, list):
-        return [pair for i, v in enumerate(value) for pair in _deep(f"{name}[{i}]", v)]
-    return [(name, _text(value))]
+        return [pair for i, v in enumerate(value) for pair in _deep(f"{key}[{i}]", v)]
+    return [(key, _escape(_text(value)))]
 
 
 # ----------------------------------------------------------------------------------- decoding
+
+
+Unescape = Callable[[str], str]
+
+
+def _plain(text: str) -> str:
+    return text
+
+
+def raw_pairs(text: str) -> list[tuple[str, str]]:
+    """A query string's (or urlencoded body's) pairs: names decoded, values still raw."""
+    pairs = []
+    for part in text.split("&"):
+        if part:
+            name, _, value = part.partition("=")
+            pairs.append((unquote_plus(name), value))
+    return pairs
 
 
 def decode(
@@ -245,16 +329,16 @@ def decode(
     form: Sequence[tuple[str, str]] | None = None,
     media: str | None = None,
 ) -> dict[str, Any]:
-    """The operation's input fields from a request's decoded texts (path parameters by name,
-    query pairs, headers by lower-case name, form fields or parts) for a ``form`` or
-    ``multipart`` body; a JSON body is the caller's (it is a value already)."""
+    """The operation's input fields from a request: raw path parameters by name, the query's
+    ``raw_pairs``, headers by lower-case name, and for a ``form`` body its ``raw_pairs`` or for
+    a ``multipart`` one its parts as texts; a JSON body is the caller's (it is a value already)."""
     binding = op.http
     assert binding is not None
     value: dict[str, Any] = {}
     for name in binding.path_params:
         if name in path:
             style, explode = style_of(binding, name, "path")
-            value[name] = _read_one(name, path[name], style, explode, field_type(op, name))
+            value[name] = _read_one(name, path[name], style, explode, field_type(op, name), unquote)
     claimed = set(binding.query_params)  # an exploded object's properties are the other names
     for name in binding.query_params:
         found = _read_pairs(name, query, *style_of(binding, name, "query"), field_type(op, name), claimed)
@@ -264,10 +348,9 @@ def decode(
     for name in binding.header_params:
         text = headers.get(name.lower())
         if text is not None:
-            if name in encoded:
-                text = unquote(text)
             style, explode = style_of(binding, name, "header")
-            value[name] = _read_one(name, text, style, explode, field_type(op, name))
+            unescape = unquote if name in encoded else _plain
+            value[name] = _read_one(name, text, style, explode, field_type(op, name), unescape, [""])
     if form is not None and binding.body is not None:
         fields = _read_form(op, binding, form, media or binding.media)
         if binding.body == "*":
@@ -314,8 +397,13 @@ def _shape(t: Type) -> set[str]:
 
 
 def read_scalar(text: str, t: Type) -> Any:
-    """A parameter's text as its type's scalar: an integer, a number, a boolean or null where the
-    type admits one and the text spells it; else the text."""
+    """A parameter's text as its type's value: an integer, a number, a boolean or null where the
+    type admits one and the text spells it, an object or array (an item of an array of objects)
+    where it admits one and the text is its JSON; else the text."""
+    if text[:1] in ("{", "[") and _shape(t) & {"list", "object"}:
+        found = _read_json(text)
+        if isinstance(found, dict | list):
+            return found
     kinds = {o.kind for o in options(t) if isinstance(o, Prim)}
     if kinds & {"integer", "number"} and _INTEGER.fullmatch(text):
         return int(text)  # exact at any size
@@ -340,55 +428,84 @@ def _item_type(t: Type) -> Type:
     return AnyType()
 
 
-def _read_list(items: list[str], t: Type) -> list[Any]:
+_ENCODED_DELIMITER = {",": "%2C", "|": "%7C", ".": "%2E", ";": "%3B"}
+
+
+def _split(raw: str, delimiter: str, unescape: Unescape) -> list[str]:
+    """Raw items between literal delimiters (``%20`` and ``+`` both for a space). Where the
+    text has no literal delimiter but an encoded one (``a%2Cb``, as clients that encode the
+    whole value write it), the decoded text is split instead, its items escaped again."""
+    literal = ("%20", "+") if delimiter == "%20" else (delimiter,)
+    pieces = re.split("|".join(re.escape(d) for d in literal), raw)
+    encoded = _ENCODED_DELIMITER.get(delimiter)
+    if len(pieces) == 1 and unescape is not _plain and encoded and encoded in raw:
+        return [quote(item, safe="") for item in unescape(raw).split(delimiter)]
+    return pieces
+
+
+def _read_list(raw: str, delimiter: str, t: Type, unescape: Unescape, *, empty: list[Any]) -> list[Any]:
+    if raw == "":
+        return empty
     item = _item_type(t)
-    return [read_scalar(x, item) for x in items]
+    return [read_scalar(unescape(x), item) for x in _split(raw, delimiter, unescape)]
 
 
-def _read_object(pairs: list[tuple[str, str]], t: Type) -> dict[str, Any]:
-    return {k: read_scalar(v, _member(t, k)) for k, v in pairs}
-
-
-def _alternating(items: list[str]) -> list[tuple[str, str]]:
-    if len(items) % 2:
-        return [(k, "") for k in items]  # not key,value pairs: read as keys, judged by the schema
-    return list(zip(items[::2], items[1::2]))
-
-
-def _key_values(items: list[str]) -> list[tuple[str, str]]:
-    return [(k, v) for k, _, v in (item.partition("=") for item in items)]
-
-
-def _read_one(name: str, text: str, style: str, explode: bool, t: Type) -> Any:
-    """A path or header parameter from its text."""
-    if style == CONTENT:
-        return _read_json(text)
-    shapes = _shape(t)
-    if style == "label" and text.startswith("."):
-        text = text[1:]
-        joiner = "." if explode else ","
-    elif style == "matrix" and text.startswith(";"):
-        if explode and shapes == {"object"}:
-            return _read_object(_key_values(text[1:].split(";")), t)
-        if explode and shapes == {"list"}:
-            return _read_list([item.partition("=")[2] for item in text[1:].split(";")], t)
-        text = text[1:].partition("=")[2]
-        joiner = ","
+def _read_object(items: list[str], t: Type, unescape: Unescape, explode: bool) -> dict[str, Any]:
+    """An object from raw items: ``k=v`` each (exploded), else ``k``, ``v`` alternating."""
+    if explode:
+        pairs = [(k, v) for k, _, v in (item.partition("=") for item in items)]
+    elif len(items) % 2:
+        pairs = [(k, "") for k in items]  # not key,value pairs: read as keys, judged by the schema
     else:
-        joiner = ","
+        pairs = list(zip(items[::2], items[1::2]))
+    out = {}
+    for k, v in pairs:
+        key = unescape(k)
+        out[key] = read_scalar(unescape(v), _member(t, key))
+    return out
+
+
+def _read_one(
+    name: str,
+    raw: str,
+    style: str,
+    explode: bool,
+    t: Type,
+    unescape: Unescape,
+    empty: list[Any] | None = None,
+) -> Any:
+    """A path or header parameter from its raw text; an empty text is ``empty`` of an array (an
+    empty array in a header writes no header at all, so there it is one empty item)."""
+    if style == CONTENT:
+        return _read_json(unescape(raw))
+    shapes = _shape(t)
+    delimiter = ","
+    if style == "label" and raw.upper() in ("%2E", "%2E%2E"):
+        raw = "." + raw[3:]  # a bare "." segment travels escaped (see ``encode``)
+    if style == "label" and raw.startswith("."):
+        raw = raw[1:]
+        delimiter = "." if explode else ","
+    elif style == "matrix" and raw.startswith(";"):
+        pieces = raw[1:].split(";")
+        if explode and shapes == {"object"}:
+            return _read_object(pieces, t, unescape, True)
+        if explode and shapes == {"list"}:
+            item = _item_type(t)
+            return [read_scalar(unescape(p.partition("=")[2]), item) for p in pieces]
+        raw = pieces[0].partition("=")[2]
     if shapes == {"list"}:
-        return _read_list(text.split(joiner) if text else [], t)
+        return _read_list(raw, delimiter, t, unescape, empty=list(empty or []))
     if shapes == {"object"}:
-        items = text.split(joiner) if text else []
-        return _read_object(_key_values(items) if explode else _alternating(items), t)
-    return read_scalar(text, t)
+        items = _split(raw, delimiter if explode else ("," if delimiter == "." else delimiter), unescape)
+        return _read_object(items if raw else [], t, unescape, explode)
+    return read_scalar(unescape(raw), t)
 
 
 def _read_pairs(
     name: str, pairs: Sequence[tuple[str, str]], style: str, explode: bool, t: Type, claimed: set[str]
 ) -> Any:
-    """A query parameter (or form field) from the request's name=text pairs; ``_ABSENT`` when
-    the request does not carry it."""
+    """A query parameter (or urlencoded form field) from the request's (name, raw value) pairs;
+    ``_ABSENT`` when the request does not carry it."""
     shapes = _shape(t)
     if style == "deepObject" or (style != CONTENT and shapes & {"list", "object"}):
         # name[key]=text (also read where the document says form: clients write it either way)
@@ -396,21 +513,27 @@ def _read_pairs(
         if nested:
             return _read_tree(_tree(nested), t)
     mine = [v for k, v in pairs if k == name]
+    if not mine:
+        if shapes == {"object"} and explode and style != CONTENT:
+            props = _props(t)
+            found = [f"{quote(k, safe='')}={v}" for k, v in pairs if k in props and k not in claimed]
+            return _read_object(found, t, unquote_plus, True) if found else _ABSENT
+        return _ABSENT
     if style == CONTENT:
-        return _read_json(mine[-1]) if mine else _ABSENT
+        return _read_json(unquote_plus(mine[-1]))
     if style == "deepObject":
-        return read_scalar(mine[-1], t) if mine else _ABSENT
-    if "list" in shapes and (len(mine) > 1 or (mine and "leaf" not in shapes)):
+        return read_scalar(unquote_plus(mine[-1]), t)
+    delimiter = _RAW_DELIMITER.get(style, ",")
+    if "list" in shapes and (len(mine) > 1 or "leaf" not in shapes):
         if explode:
-            return _read_list(mine, t)
-        return _read_list(mine[-1].split(_DELIMITER.get(style, ",")) if mine[-1] else [], t)
-    if shapes == {"object"} and explode:
-        props = _props(t)
-        found = [(k, v) for k, v in pairs if k in props and k not in claimed]
-        return _read_object(found, t) if found else _ABSENT
-    if shapes == {"object"} and mine:
-        return _read_object(_alternating(mine[-1].split(_DELIMITER.get(style, ","))) if mine[-1] else [], t)
-    return read_scalar(mine[-1], t) if mine else _ABSENT
+            item = _item_type(t)
+            return [read_scalar(unquote_plus(v), item) for v in mine]
+        # an empty array writes nothing, so an empty text is one empty item
+        return _read_list(mine[-1], delimiter, t, unquote_plus, empty=[""])
+    if shapes == {"object"}:
+        items = _split(mine[-1], delimiter, unquote_plus) if mine[-1] else []
+        return _read_object(items, t, unquote_plus, False)
+    return read_scalar(unquote_plus(mine[-1]), t)
 
 
 def _props(t: Type) -> set[str]:
@@ -418,7 +541,7 @@ def _props(t: Type) -> set[str]:
 
 
 def _tree(pairs: list[tuple[str, str]]) -> dict[str, Any]:
-    """``[a][0]=x`` pairs as nested dicts of texts (an empty ``[]`` appends)."""
+    """``[a][0]=x`` pairs as nested dicts of raw texts (an empty ``[]`` appends)."""
     root: dict[str, Any] = {}
     for suffix, text in pairs:
         keys = _BRACKETS.findall(suffix)
@@ -438,7 +561,7 @@ def _tree(pairs: list[tuple[str, str]]) -> dict[str, Any]:
 
 def _read_tree(node: Any, t: Type) -> Any:
     if not isinstance(node, dict):
-        return read_scalar(node, t)
+        return read_scalar(unquote_plus(node), t)
     shapes = _shape(t)
     if "list" in shapes and node and all(k.isdigit() for k in node):
         item = _item_type(t)
@@ -467,9 +590,9 @@ def _read_form(
             shapes = _shape(t)
             if "list" in shapes and (len(texts) > 1 or "leaf" not in shapes):
                 item = _item_type(t)
-                fields[name] = [_read_part(x, item) for x in texts]
-            else:
-                fields[name] = _read_part(texts[-1], t)
+                fields[name] = [read_scalar(x, item) for x in texts]
+            elif texts:
+                fields[name] = read_scalar(texts[-1], t)
         return fields
     for name in names:
         style, explode = style_of(binding, name, "form")
@@ -479,12 +602,19 @@ def _read_form(
     return fields
 
 
-def _read_part(text: str, t: Type) -> Any:
-    if "object" in _shape(t) or "list" in _shape(t):
-        found = _read_json(text)
-        if isinstance(found, dict | list):
-            return found
-    return read_scalar(text, t)
+def pruned(value: Any) -> Any:
+    """``value`` without what a query, header or form cannot write: null, and objects and arrays
+    left empty, inside objects at any depth (an array keeps its items)."""
+    if isinstance(value, dict):
+        out = {}
+        for k, v in value.items():
+            v = pruned(v)
+            if not (v is None or v == {} or v == []):
+                out[k] = v
+        return out
+    if isinstance(value, list):
+        return [pruned(v) if isinstance(v, dict) else v for v in value]
+    return value
 
 
 def same(a: Any, b: Any) -> bool:
@@ -505,12 +635,18 @@ __all__ = [
     "FORM",
     "JSON",
     "MULTIPART",
+    "OPERATION_HEADER",
     "Unsendable",
     "WireRequest",
     "decode",
     "encode",
     "field_type",
+    "path_names",
+    "path_pattern",
+    "pruned",
+    "raw_pairs",
     "read_scalar",
+    "route_path",
     "same",
     "style_of",
 ]

@@ -31,7 +31,7 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from types import SimpleNamespace
 from typing import Any
-from urllib.parse import parse_qsl, unquote
+from urllib.parse import unquote
 
 import orjson
 from starlette.applications import Starlette
@@ -488,14 +488,14 @@ def create_app(
     else:
 
         async def native(request: Request) -> Response:
-            name = request.path_params["operation"]
+            name = unquote(request.path_params["operation"])
             op = contract.operations.get(name)
             if op is None:
                 return _error(404, f"no operation {name!r}", kind="unknown_tool")
             value = await _read_json(request)
             return await call(request, op, {} if value is None else value)
 
-        routes.append(Route("/{operation}", _guard(native), methods=["POST"]))
+        routes.append(Route("/{operation:envfactory_segment}", _guard(native), methods=["POST"]))
 
     async def info(request: Request) -> Response:
         return _json(
@@ -522,10 +522,14 @@ class _RawSegments:
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         raw = scope.get("raw_path") if scope.get("type") == "http" else None
         if raw and b"%" in raw:
-            segments = raw.decode("latin-1").split("/")
-            path = "/".join(unquote(s).replace("%", "%25").replace("/", "%2F") for s in segments)
-            scope = {**scope, "path": path}
+            # escapes of what delimits (``/`` and the style delimiters ``,;=.``, and ``%``) stay
+            # escaped: path parameters reach httpcodec raw, split before they are decoded
+            text = _PROTECTED.sub(lambda m: "%25" + m.group(1), raw.decode("latin-1"))
+            scope = {**scope, "path": unquote(text)}
         await self.app(scope, receive, send)
+
+
+_PROTECTED = re.compile(r"%(2[FfCcEe5]|3[BbDd])")
 
 
 class _HeaderLimit:
@@ -548,18 +552,26 @@ class _HeaderLimit:
 def _http_routes(
     ops: Mapping[str, Operation], call: Callable[[Request, Operation, Any], Awaitable[Response]]
 ) -> list[Route]:
-    by_path: dict[str, dict[str, Operation]] = {}
+    by_path: dict[str, dict[str, list[Operation]]] = {}
     for op in ops.values():
         assert op.http is not None
-        by_path.setdefault(op.http.path, {})[op.http.method.upper()] = op
+        path = httpcodec.route_path(op.http.path)
+        by_path.setdefault(path, {}).setdefault(op.http.method.upper(), []).append(op)
+    patterns: dict[str, tuple[re.Pattern[str], list[str]]] = {}
     routes = []
     for path, methods in sorted(by_path.items()):
 
-        def make(methods: dict[str, Operation]) -> Endpoint:
+        def make(methods: dict[str, list[Operation]]) -> Endpoint:
             async def endpoint(request: Request) -> Response:
-                op = methods.get(request.method.upper())
-                if op is None:
+                candidates = methods.get(request.method.upper())
+                named = _named(request, ops, patterns)
+                if named is not None:
+                    op, path_params = named
+                    request.scope["path_params"] = path_params
+                elif not candidates:
                     return _error(405, f"{request.method} is not an operation here")
+                else:
+                    op = _pick(candidates, request)
                 value = await _http_input(request, op)
                 return await call(request, op, value)
 
@@ -569,14 +581,47 @@ def _http_routes(
     return routes
 
 
+def _named(
+    request: Request, ops: Mapping[str, Operation], patterns: dict[str, tuple[re.Pattern[str], list[str]]]
+) -> tuple[Operation, dict[str, str]] | None:
+    """The operation ``X-Envfactory-Operation`` names, with its path parameters, where it is one
+    of the request's method whose path template matches the request's path (a client's way to
+    reach ``/templates/{scope}`` where a concrete ``/templates/enterprise`` answers first)."""
+    name = request.headers.get(httpcodec.OPERATION_HEADER)
+    op = ops.get(unquote(name)) if name else None
+    if op is None or op.http is None or op.http.method.upper() != request.method.upper():
+        return None
+    if op.name not in patterns:
+        patterns[op.name] = (httpcodec.path_pattern(op.http.path), httpcodec.path_names(op.http.path))
+    pattern, names = patterns[op.name]
+    match = pattern.match(request.scope["path"])
+    return None if match is None else (op, dict(zip(names, match.groups())))
+
+
+def _pick(candidates: list[Operation], request: Request) -> Operation:
+    """The operation a request means where several share its method and path (a document told
+    them apart by a ``#fragment``): the one ``X-Envfactory-Operation`` names, else the one
+    without a fragment, else the first."""
+    if len(candidates) > 1:
+        named = unquote(request.headers.get(httpcodec.OPERATION_HEADER, ""))
+        for op in candidates:
+            if op.name == named:
+                return op
+        for op in candidates:
+            if op.http is not None and "#" not in op.http.path:
+                return op
+    return candidates[0]
+
+
 class _Segment(Convertor[str]):
     """A path parameter's segment, empty included (``/users/`` has ``username == ""``), so that an
-    empty parameter reaches the contract's preconditions as the fuzzer's client sends it."""
+    empty parameter reaches the contract's preconditions as the fuzzer's client sends it. Kept
+    raw (delimiters escaped, see ``_RawSegments``): ``httpcodec`` splits it, then decodes."""
 
     regex = "[^/]*"
 
     def convert(self, value: str) -> str:
-        return unquote(value)  # "/" and "%" inside a segment, kept escaped by _RawSegments
+        return value
 
     def to_string(self, value: str) -> str:
         return value
@@ -604,7 +649,7 @@ async def _http_input(request: Request, op: Operation) -> Any:
         if kind == httpcodec.FORM or (kind == "" and binding.media == httpcodec.FORM and data.strip()):
             media = httpcodec.FORM
             try:
-                form = parse_qsl(data.decode("utf-8"), keep_blank_values=True, strict_parsing=False)
+                form = httpcodec.raw_pairs(data.decode("utf-8"))
             except UnicodeDecodeError:
                 raise _BadRequest(400, "the form body is not UTF-8") from None
         elif kind == httpcodec.MULTIPART:
@@ -615,7 +660,7 @@ async def _http_input(request: Request, op: Operation) -> Any:
     value = httpcodec.decode(
         op,
         path=request.path_params,
-        query=request.query_params.multi_items(),
+        query=httpcodec.raw_pairs(request.scope.get("query_string", b"").decode("utf-8", "replace")),
         headers=request.headers,
         form=form,
         media=media,

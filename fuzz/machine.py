@@ -404,6 +404,9 @@ class Case:
         """
         session = self.session
         state = self.state
+        expressible = getattr(session.target, "expressible", None)
+        if expressible is not None and not expressible(op.name, value):
+            return  # no request carries this call (an HTTP target's wire): never sent, never judged
         if expect is None:
             expect = oracle.judge(session.model, state, op, value)
         session.outcome(op, expect)

@@ -30,14 +30,16 @@ import importlib
 import importlib.util
 import inspect
 import os
+import re
 import socket
 import sys
 import traceback
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol
-from urllib.parse import quote, urlencode, urlsplit
+from urllib.parse import quote, urlsplit
 
+import attrs
 import orjson
 
 from envfactory.contracts import httpcodec
@@ -347,6 +349,8 @@ class HttpTarget:
         transport = httpx.HTTPTransport(socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)])
         self.client = httpx.Client(timeout=timeout, transport=transport)
         self.can_reset = True
+        self._prepared: tuple[str, Any, dict[str, Any] | str] | None = None
+        self._rivals: dict[str, list[re.Pattern[str]]] = {}
 
     def reset(self) -> None:
         if not self.can_reset:
@@ -367,23 +371,62 @@ class HttpTarget:
             return {"method": "POST", "url": f"{self.base}/{quote(tool, safe='')}", "json": input}
         return _request_args(self.base, httpcodec.encode(op, input))
 
-    def call(self, tool: str, input: Any) -> Response:
-        import httpx
+    def expressible(self, tool: str, input: Any) -> bool:
+        """Whether some request carries ``tool(input)`` so that a server reads it back as it is
+        (the fuzzer draws no call for which this is false: no request could ask it)."""
+        return not isinstance(self._prepare(tool, input), str)
 
+    def _prepare(self, tool: str, input: Any) -> dict[str, Any] | str:
+        """The request for a call, or why no request expresses it (the last one is kept, so that
+        ``expressible`` then ``call`` encode once)."""
+        if self._prepared is not None and self._prepared[0] == tool and self._prepared[1] is input:
+            return self._prepared[2]
         op = self.contract.operations.get(tool)
-        if op is not None and op.http is not None:
+        found: dict[str, Any] | str
+        if op is None or op.http is None:
+            found = self.request_for(op, tool, input)
+        else:
             try:
                 wire = httpcodec.encode(op, input)
             except httpcodec.Unsendable as err:
-                # no request expresses this call: the client cannot send it, which rejects it
-                return _error(422, f"{tool}: {err}")
-            if not _travels(op, input, wire):
+                found = f"{tool}: {err}"
+            else:
                 # a server reads each parameter's text as its type (the integer -1 of a string
                 # parameter arrives as "-1"): a call that would arrive as another is not sent
-                return _error(422, f"{tool}: the input would not arrive as itself on the wire")
-            request = _request_args(self.base, wire)
-        else:
-            request = self.request_for(op, tool, input)
+                if self._shadowed(op, wire.path):  # another operation answers this path too
+                    wire = attrs.evolve(
+                        wire, headers=(*wire.headers, (httpcodec.OPERATION_HEADER, quote(op.name, safe="")))
+                    )
+                travels = _travels(op, input, wire)
+                found = _request_args(self.base, wire) if travels else f"{tool}: {_ALTERED}"
+        self._prepared = (tool, input, found)
+        return found
+
+    def _shadowed(self, op: Operation, path: str) -> bool:
+        """Whether another operation of ``op``'s method matches the request path (the server
+        might answer with that one: a concrete path beside a template, a ``#fragment``)."""
+        rivals = self._rivals.get(op.name)
+        if rivals is None:
+            assert op.http is not None
+            shape = _segments(op.http.path)
+            rivals = self._rivals[op.name] = [
+                httpcodec.path_pattern(other.http.path)
+                for other in self.contract.operations.values()
+                if other is not op
+                and other.http is not None
+                and other.http.method == op.http.method
+                and _may_meet(shape, _segments(other.http.path))
+            ]
+        return any(pattern.match(path) for pattern in rivals)
+
+    def call(self, tool: str, input: Any) -> Response:
+        import httpx
+
+        request = self._prepare(tool, input)
+        self._prepared = None
+        if isinstance(request, str):
+            # no request expresses this call: the client cannot send it, which rejects it
+            return _error(422, request)
         try:
             answer = self.client.request(**request)
         except httpx.HTTPError as err:
@@ -410,15 +453,14 @@ ENCODED_HEADERS = httpcodec.ENCODED_HEADERS
 
 def _request_args(base: str, wire: httpcodec.WireRequest) -> dict[str, Any]:
     """``httpx`` arguments for a request as ``httpcodec.encode`` writes it."""
-    request: dict[str, Any] = {"method": wire.method, "url": base + wire.path}
-    if wire.query:
-        request["params"] = list(wire.query)
+    url = base + wire.path + ("?" + wire.query_string if wire.query else "")
+    request: dict[str, Any] = {"method": wire.method, "url": url}
     headers = dict(wire.headers)
     if wire.media == httpcodec.JSON:
         request["json"] = wire.json
     elif wire.media == httpcodec.FORM:
         headers["content-type"] = httpcodec.FORM
-        request["content"] = urlencode(wire.form)
+        request["content"] = wire.form_body
     elif wire.media == httpcodec.MULTIPART:
         types = dict(wire.part_types)
         request["files"] = [(name, (None, text.encode(), types.get(name))) for name, text in wire.form]
@@ -433,12 +475,17 @@ def _request_args(base: str, wire: httpcodec.WireRequest) -> dict[str, Any]:
 
 def _travels(op: Operation, input: Any, wire: httpcodec.WireRequest) -> bool:
     """Whether the server reads ``wire`` back as ``input`` (``httpcodec.decode``, as ``serve`` does)."""
+    form: Any = None
+    if wire.media == httpcodec.FORM:
+        form = httpcodec.raw_pairs(wire.form_body)
+    elif wire.media == httpcodec.MULTIPART:
+        form = wire.form
     read = httpcodec.decode(
         op,
         path=dict(wire.path_params),
-        query=wire.query,
+        query=httpcodec.raw_pairs(wire.query_string),
         headers={k.lower(): v for k, v in wire.headers},
-        form=wire.form if wire.media in (httpcodec.FORM, httpcodec.MULTIPART) else None,
+        form=form,
         media=wire.media,
     )
     if not isinstance(input, Mapping):
@@ -449,8 +496,33 @@ def _travels(op: Operation, input: Any, wire: httpcodec.WireRequest) -> bool:
             read.update((k, v) for k, v in wire.json.items() if k not in read)
         else:
             read[str(op.http.body)] = wire.json
-    # an empty array or object in a query or form writes nothing: sent as absent, as any client does
-    return httpcodec.same(read, {k: v for k, v in input.items() if k in read or v not in ([], {})})
+    if httpcodec.same(read, input):
+        return True
+    # null and empty arrays and objects in a query, header or form write nothing (as common
+    # clients send them): the call still travels where what arrives is the input without them
+    # and the schema judges both alike
+    in_json = set(wire.json) if isinstance(wire.json, Mapping) else set()
+    if wire.media == httpcodec.JSON and op.http is not None and op.http.body != "*":
+        in_json = {str(op.http.body)}
+    pruned = {
+        **httpcodec.pruned({k: v for k, v in input.items() if k not in in_json}),
+        **{k: input[k] for k in in_json if k in input},
+    }
+    valid = op.input_validator.is_valid if op.input_validator is not None else (lambda _: True)
+    return httpcodec.same(read, pruned) and valid(input) == valid(pruned)
+
+
+_ALTERED = "the input would not arrive as itself on the wire"
+
+
+def _segments(template: str) -> list[str | None]:
+    """A template's segments, None for one holding a parameter."""
+    return [None if "{" in seg else seg for seg in httpcodec.route_path(template).split("/")]
+
+
+def _may_meet(a: list[str | None], b: list[str | None]) -> bool:
+    """Whether two templates could match one path (same segments, literals alike where both are)."""
+    return len(a) == len(b) and all(x is None or y is None or x == y for x, y in zip(a, b))
 
 
 def _error_text(output: Any) -> str | None:

@@ -45,6 +45,7 @@ paths:
         - {name: rgb, in: query, explode: false,
            schema: {type: object, properties: {R: {type: integer}, B: {type: integer}}}}
         - {name: X-Flags, in: header, schema: {type: array, items: {type: boolean}}}
+        - {name: X-Tags, in: header, schema: {type: array, items: {type: string}}}
         - {name: q, in: query, content: {application/json: {schema: {type: object}}}}
       responses:
         '200': {description: ok, content: {application/json: {schema: {type: object}}}}
@@ -145,13 +146,13 @@ def test_encode_writes_the_specifications_examples(contract: Any) -> None:
     assert wire.query == (
         ("fields", "blue,black,brown"),
         ("sizes", "1|2"),
-        ("words", "blue black"),
+        ("words", "blue%20black"),
         ("filter[min]", "3"),
         ("filter[on]", "true"),
         ("R", "100"),
         ("G", "200"),
         ("rgb", "R,100,B,150"),
-        ("q", '{"a":[1]}'),
+        ("q", "%7B%22a%22%3A%5B1%5D%7D"),
     )
     assert wire.headers == (("X-Flags", "true,false"),)
     form = httpcodec.encode(
@@ -236,6 +237,8 @@ def test_serve_reads_what_clients_write(served: str) -> None:
 
 
 TOKENS = st.text(alphabet="abcdefgh-_~09", min_size=1, max_size=6)
+# every delimiter of every style, and escapes, inside items: they travel escaped
+NASTY = st.text(alphabet="ab,;.=|%&+[]#/?\\ é\t", min_size=1, max_size=6) | st.text(min_size=1, max_size=4)
 INTS = st.integers(-(2**70), 2**70)
 
 
@@ -244,16 +247,18 @@ def style_inputs(draw: Any) -> dict[str, Any]:
     value: dict[str, Any] = {
         "ids": draw(st.lists(INTS, max_size=3)),
         "point": draw(st.fixed_dictionaries({}, optional={"x": INTS, "y": st.floats(-1e6, 1e6)})),
-        "tags": draw(st.lists(TOKENS, max_size=3)),
-        "label": draw(TOKENS),
+        "tags": draw(st.lists(NASTY, max_size=3)),
+        "label": draw(NASTY | st.just("")),
     }
     optional = {
-        "fields": st.lists(TOKENS, min_size=1, max_size=3),
+        "fields": st.lists(NASTY | st.just(""), min_size=1, max_size=3),
+        "words": st.lists(TOKENS, min_size=1, max_size=3),
+        "X-Tags": st.lists(NASTY | st.just(""), min_size=1, max_size=3),
         "sizes": st.lists(INTS, min_size=1, max_size=3),
         "filter": st.fixed_dictionaries({"min": INTS}, optional={"on": st.booleans()}),
         "color": st.fixed_dictionaries({"R": INTS}, optional={"G": INTS}),
         "X-Flags": st.lists(st.booleans(), min_size=1, max_size=3),
-        "q": st.dictionaries(TOKENS, st.integers() | st.text(max_size=5), max_size=2),
+        "q": st.dictionaries(NASTY, st.integers() | st.text(max_size=5), max_size=2),
     }
     for name, strategy in optional.items():
         if draw(st.booleans()):
@@ -267,7 +272,7 @@ def form_inputs(draw: Any) -> dict[str, Any]:
     if draw(st.booleans()):
         value["age"] = draw(INTS)
     if draw(st.booleans()):
-        value["metadata"] = draw(st.dictionaries(TOKENS, st.text(max_size=5), min_size=1, max_size=3))
+        value["metadata"] = draw(st.dictionaries(TOKENS, NASTY, min_size=1, max_size=3))
     if draw(st.booleans()):
         item = st.fixed_dictionaries({"price": st.text(max_size=4)}, optional={"quantity": INTS})
         value["items"] = draw(st.lists(item, min_size=1, max_size=3))
@@ -314,7 +319,9 @@ def test_what_no_request_expresses_is_not_sent(contract: Any, served: str) -> No
     target = HttpTarget(served, contract)
     base = {"ids": [1], "point": {"x": 1}, "tags": ["a"], "label": "z"}
     try:
-        assert target.call("styles", {**base, "tags": ["a,b"]}).status == 422  # the item holds the delimiter
+        # a space inside a spaceDelimited item is its delimiter, whatever the escape
+        assert target.call("styles", {**base, "words": ["a b"]}).status == 422
+        assert target.call("styles", {**base, "tags": ["a,b", "c"]}).accepted  # "," travels as %2c
         assert target.call("styles", {**base, "label": 5}).status == 422  # would arrive as "5"
         assert target.call("styles", {**base, "ids": ["7"]}).status == 422  # would arrive as 7
         assert target.call("styles", {**base, "filter": {"min": {"deep": 1}}}).status == 422
@@ -333,3 +340,69 @@ def test_a_style_the_place_does_not_allow_is_an_error_at_its_line(tmp_path: Path
         envfactory.load(path)
     assert "style 'deepObject'" in str(err.value) and err.value.location is not None
     assert err.value.location.line == 9
+
+
+FRAGMENTS = """openapi: 3.0.3
+info: {title: box-like, version: '1'}
+x-envfactory: {infer: false}
+paths:
+  /files/{id}:
+    put:
+      operationId: update
+      parameters: [{name: id, in: path, required: true, schema: {type: string}}]
+      requestBody: {content: {application/json: {schema: {type: object, properties: {name: {type: string}}}}}}
+      responses: {'200': {description: ok, content: {application/json: {schema: {type: object}}}}}
+  /files/{id}#share:
+    put:
+      operationId: share
+      parameters: [{name: id, in: path, required: true, schema: {type: string}}]
+      requestBody: {content: {application/json: {schema: {type: object, properties: {link: {type: object}}}}}}
+      responses: {'201': {description: ok, content: {application/json: {schema: {type: object}}}}}
+  /files/special:
+    put:
+      operationId: special
+      responses: {'202': {description: ok, content: {application/json: {schema: {type: object}}}}}
+"""
+
+
+def test_each_call_reaches_its_own_operation(tmp_path: Path) -> None:
+    """Box writes ``/files/{file_id}#add_shared_link`` beside ``/files/{file_id}`` (the fragment
+    never travels), and ``/metadata_templates/enterprise/...`` beside
+    ``/metadata_templates/{scope}/...`` (the concrete path answers first): where another
+    operation matches the path, the client names the one it means and serve honours it; a client
+    that does not gets the concrete path's, or the one without a fragment."""
+    path = tmp_path / "fragments.yaml"
+    path.write_text(FRAGMENTS)
+    contract = envfactory.load(path)
+    with running(contract) as url:
+        target = HttpTarget(url, contract)
+        try:
+            assert target.call("share", {"id": "f1", "link": {"access": "open"}}).status == 201
+            assert target.call("update", {"id": "f1", "name": "a"}).status == 200
+            # the concrete /files/special answers first, unless the client names the template's
+            assert target.call("update", {"id": "special"}).status == 200
+            assert target.call("special", {}).status == 202
+        finally:
+            target.close()
+        assert httpx.put(url + "/files/f2", json={"name": "b"}).status_code == 200
+        assert httpx.put(url + "/files/special").status_code == 202
+        steps = json.loads(httpx.get(url + "/_trajectory").text)["steps"]
+    assert [s["tool"] for s in steps] == ["share", "update", "update", "special", "update", "special"]
+    assert steps[2]["input"] == {"id": "special"}
+
+
+def test_the_fuzzer_never_sends_what_no_request_expresses(contract: Any, served: str) -> None:
+    """An input the wire cannot carry is neither sent nor judged: fuzzing ``words`` (items that
+    may hold spaces, their own delimiter) finds nothing and every call sent arrives intact."""
+    from envfactory.fuzz.runner import fuzz
+
+    target = HttpTarget(served, contract)
+    base = {"ids": [1], "point": {}, "tags": ["a"], "label": ""}
+    assert target.expressible("styles", base)
+    assert not target.expressible("styles", {**base, "words": ["a b"]})
+    assert not target.expressible("styles", {**base, "label": 5})
+    try:
+        summary = fuzz(contract, target, seed=0, max_examples=40)
+    finally:
+        target.close()
+    assert summary.calls > 0 and [str(f.message) for f in summary.findings] == []

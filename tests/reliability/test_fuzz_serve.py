@@ -40,6 +40,25 @@ def test_fuzzing_our_own_serve_finds_nothing(path: Path) -> None:
     assert [str(f.message) for f in summary.findings] == []
 
 
+LARGE = sorted((ROOT / "tests" / "realworld" / "corpus").glob("*.json"))  # Box, Stripe: as published
+
+
+@pytest.mark.timeout(1200)
+@pytest.mark.parametrize("path", LARGE, ids=lambda p: p.name)
+def test_fuzzing_our_own_serve_of_the_large_documents_finds_nothing(path: Path) -> None:
+    """Stripe (form bodies, deepObject fields) and Box (``fields=a,b`` arrays, multipart
+    uploads, operations told apart by a ``#fragment``): a few cases each, every call checked."""
+    contract = envfactory.load(path)
+    with running(contract) as url:
+        target = HttpTarget(url, contract)
+        try:
+            summary = fuzz(contract, target, seed=0, max_examples=15)
+        finally:
+            target.close()
+    assert summary.calls > 100
+    assert [str(f.message) for f in summary.findings] == []
+
+
 @pytest.mark.timeout(120)
 def test_the_wire_corners_answer_as_the_model_does() -> None:
     contract = envfactory.load(PETSTORE_V3)
