@@ -17,6 +17,7 @@ from typing import Any
 from envfactory.contracts.errors import InputError, Location, TrajectoryError, UsageError
 from envfactory.importers._common import BROKEN_ARGUMENTS, broken_arguments, read_records
 from envfactory.importers.anthropic import import_anthropic
+from envfactory.importers.batches import open_envelope
 from envfactory.importers.bfcl import (
     class_function_docs,
     import_bfcl,
@@ -103,6 +104,10 @@ def _import(
             yield record
             continue
         location, data = record
+        data = open_envelope(data, location)
+        if isinstance(data, TrajectoryError):
+            yield data
+            continue
         if fmt == "auto":  # each record on its own: a log may mix formats
             try:
                 found = sniff(data, plain=chosen or "openai-chat")

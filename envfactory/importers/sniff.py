@@ -11,10 +11,12 @@ from __future__ import annotations
 from typing import Any
 
 from envfactory.contracts.errors import TrajectoryError
+from envfactory.importers.anthropic import BLOCK_TYPES
+from envfactory.importers.openai_responses import ITEM_TYPES
 
 FORMATS = ("native", "openai-chat", "openai-responses", "anthropic", "bfcl")
-_RESPONSES_ITEMS = frozenset({"function_call", "function_call_output"})
-_ANTHROPIC_BLOCKS = frozenset({"tool_use", "tool_result"})
+_RESPONSES_ITEMS = ITEM_TYPES
+_ANTHROPIC_BLOCKS = BLOCK_TYPES
 _SCAN = 10_000
 """Items looked at before giving up on a list."""
 
