@@ -29,6 +29,7 @@ from envfactory.importers.bfcl import (
 from envfactory.importers.openai_chat import import_openai_chat
 from envfactory.importers.openai_responses import import_openai_responses
 from envfactory.importers.sniff import sniff
+from envfactory.importers.streams import assemble
 from envfactory.trajectory import Trajectory, holds_native_list, parse_trajectory, read_trajectories
 
 Importer = Callable[..., Iterator[Trajectory | TrajectoryError]]
@@ -99,7 +100,7 @@ def _import(
         return
     chosen: str | None = None if fmt == "auto" else fmt  # the format of the records seen so far
     current = fmt
-    for record in read_records(path):
+    for record in assemble(read_records(path)):
         if isinstance(record, TrajectoryError):
             yield record
             continue
