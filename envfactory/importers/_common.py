@@ -262,6 +262,14 @@ class CallLog:
             raise Problem(f"{where}: a second result for call {call_id!r}")
         return target
 
+    def result_by_name(self, name: Any) -> PendingStep | None:
+        """The oldest unanswered call of tool ``name`` (for logs whose results carry no call id),
+        or None (noted as unmatched)."""
+        target = next((s for s in self.pending if s.tool == name and not s.has_output), None)
+        if target is None:
+            self.unmatched.append(str(name))
+        return target
+
     def finish(self, tid: str, source: Location, fmt: str) -> Trajectory:
         return finish(tid, self.pending, source, fmt, self.unmatched)
 

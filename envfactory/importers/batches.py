@@ -2,11 +2,15 @@
 
 OpenAI's Batch API stores one request per line (``custom_id``, ``method``, ``url``, ``body``) and
 one result per line (``custom_id``, ``response: {status_code, body}``, ``error``); Anthropic's
-Message Batches take ``{custom_id, params}`` and return ``{custom_id, result: {type, message}}``.
-Logs are often kept in exactly these files, so each line is opened to the request body or the
-response inside it, which the format's importer then reads as it would a bare one. The
-conversation's id is the ``custom_id`` the user chose (the vendor's own message id is meaningless
-to them). A failed, expired or cancelled request has no conversation: it is an error in its place.
+Message Batches take ``{custom_id, params}`` and return ``{custom_id, result: {type, message}}``;
+Gemini's batch mode ``{key, request}`` and ``{key, response | error}``; Vertex AI batch prediction
+writes ``{request, response, status}`` and Bedrock batch inference ``{recordId, modelInput,
+modelOutput}``. Logs are often kept in exactly these files, so each line is opened to the request
+or response inside it (or, where a line holds both, the request's conversation followed by the
+response's message), which the format's importer then reads as it would a bare one. The
+conversation's id is the one the user chose (``custom_id``, ``key``, ``recordId``; the vendor's
+own message id is meaningless to them). A failed, expired or cancelled request has no
+conversation: it is an error in its place.
 """
 
 from __future__ import annotations
@@ -21,7 +25,17 @@ _FAILED_RESULTS = ("errored", "canceled", "expired")
 def open_envelope(data: Any, location: Location) -> Any:
     """``data`` itself, or the conversation inside its batch envelope (given the envelope's
     ``custom_id`` as its ``id``); a ``TrajectoryError`` for a request that produced nothing."""
-    if not isinstance(data, dict) or not isinstance(data.get("custom_id"), str):
+    if not isinstance(data, dict):
+        return data
+    if isinstance(data.get("recordId"), str) and ("modelInput" in data or "modelOutput" in data):
+        return _pair(data, data["recordId"], data.get("modelInput"), data.get("modelOutput"), location)
+    if isinstance(data.get("key"), str) and any(
+        k in data for k in ("request", "response", "error")
+    ):  # Gemini
+        return _pair(data, data["key"], data.get("request"), data.get("response"), location)
+    if "custom_id" not in data and isinstance(data.get("request"), dict) and "status" in data:  # Vertex
+        return _pair(data, None, data["request"], data.get("response"), location)
+    if not isinstance(data.get("custom_id"), str):
         return data
     cid = data["custom_id"]
     if isinstance(data.get("body"), dict):  # OpenAI batch input
@@ -59,12 +73,55 @@ def _anthropic_result(result: dict[str, Any], cid: str, location: Location) -> A
     return _failed(cid, f"unexpected result type {kind!r}", location)
 
 
+def _pair(data: dict[str, Any], cid: str | None, request: Any, response: Any, location: Location) -> Any:
+    """A line holding a request, its response or both: the conversation they make together."""
+    error = data.get("error") or (data.get("status") if isinstance(data.get("status"), str) else None)
+    if error:
+        return _failed(cid, _message_of(error) if not isinstance(error, str) else error, location)
+    if not isinstance(request, dict):
+        request = None
+    if not isinstance(response, dict):
+        response = None
+    if request is None and response is None:
+        return _failed(cid, "neither a request nor a response", location)
+    record = _joined(request, response) if request and response else request or response
+    assert record is not None
+    return record if cid is None else _named(record, cid)
+
+
+def _joined(request: dict[str, Any], response: dict[str, Any]) -> dict[str, Any]:
+    """The request's conversation with the response's reply appended, in the request's format."""
+    reply = _reply(response)
+    if isinstance(request.get("messages"), list) and reply is not None:
+        return {**request, "messages": [*request["messages"], reply]}
+    candidates = response.get("candidates")
+    if isinstance(request.get("contents"), list) and isinstance(candidates, list) and candidates:
+        content = candidates[0].get("content") if isinstance(candidates[0], dict) else None
+        if isinstance(content, dict):
+            return {**request, "contents": [*request["contents"], content]}
+    if isinstance(request.get("input"), list) and isinstance(response.get("output"), list):
+        return {**request, "output": response["output"]}
+    return response
+
+
+def _reply(response: dict[str, Any]) -> Any:
+    """The assistant message of a chat-style response (OpenAI, Anthropic, Bedrock), or None."""
+    choices = response.get("choices")
+    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+        return choices[0].get("message")
+    output = response.get("output")
+    if isinstance(output, dict) and isinstance(output.get("message"), dict):
+        return output["message"]
+    return response if "role" in response and "content" in response else None
+
+
 def _named(record: dict[str, Any], cid: str) -> dict[str, Any]:
     return {**record, "id": cid}
 
 
-def _failed(cid: str, why: str, location: Location) -> TrajectoryError:
-    return TrajectoryError(f"batch request {cid!r} has no conversation ({why})", location)
+def _failed(cid: str | None, why: str, location: Location) -> TrajectoryError:
+    name = f" {cid!r}" if cid is not None else ""
+    return TrajectoryError(f"batch request{name} has no conversation ({why})", location)
 
 
 def _message_of(error: Any) -> str:

@@ -290,3 +290,123 @@ def test_anthropic_mcp_connector_blocks_and_server_tools(tmp_path: Path) -> None
     )
     [got] = list(read("auto", path))
     assert _steps(got) == [("deposit", DEPOSIT, {"balance": 105}, None)]
+
+
+# ------------------------------------------------------------------------- Gemini and Bedrock
+
+GEMINI_CALLS = {
+    "role": "model",
+    "parts": [
+        {"functionCall": {"name": "deposit", "args": DEPOSIT}},
+        {"functionCall": {"name": "deposit", "args": {"account": "AA02", "amount": 1}}},
+    ],
+}
+GEMINI_ANSWERS = {
+    "role": "user",
+    "parts": [
+        {"functionResponse": {"name": "deposit", "response": {"balance": 105}}},
+        {"functionResponse": {"name": "deposit", "response": {"error": "no such account"}}},
+    ],
+}
+
+
+def test_gemini_request_answers_by_name_in_order_and_errors_are_400(tmp_path: Path) -> None:
+    path = tmp_path / "gemini.json"
+    user = {"role": "user", "parts": [{"text": "go"}]}
+    path.write_text(json.dumps({"contents": [user, GEMINI_CALLS, GEMINI_ANSWERS], "tools": []}), "utf-8")
+    [got] = list(read("auto", path))
+    assert isinstance(got, Trajectory) and got.meta["source"] == "gemini"
+    assert _steps(got) == [
+        ("deposit", DEPOSIT, {"balance": 105}, None),
+        ("deposit", {"account": "AA02", "amount": 1}, {"error": "no such account"}, 400),
+    ]
+
+
+def test_gemini_response_snake_case_ids_and_candidates(tmp_path: Path) -> None:
+    call = {"function_call": {"id": "c1", "name": "deposit", "args": DEPOSIT}}
+    answer = {"function_response": {"id": "c1", "name": "deposit", "response": {"output": 105}}}
+    path = tmp_path / "response.json"
+    path.write_text(
+        json.dumps(
+            {
+                "responseId": "abc",
+                "candidates": [
+                    {"content": {"role": "model", "parts": [call, answer]}, "finishReason": "STOP"},
+                    {"content": {"role": "model", "parts": [{"text": "no"}]}},
+                ],
+            }
+        ),
+        "utf-8",
+    )
+    first, second = read("gemini", path)
+    assert isinstance(first, Trajectory) and first.id == "abc:0"
+    assert _steps(first) == [("deposit", DEPOSIT, {"output": 105}, None)]
+    assert isinstance(second, Trajectory) and second.id == "abc:1" and not second.steps
+
+
+def test_bedrock_converse_request_and_response(tmp_path: Path) -> None:
+    use = {"toolUse": {"toolUseId": "t1", "name": "deposit", "input": DEPOSIT}}
+    result = {"toolResult": {"toolUseId": "t1", "content": [{"json": {"balance": 105}}], "status": "success"}}
+    failed = {"toolResult": {"toolUseId": "t2", "content": [{"text": "frozen"}], "status": "error"}}
+    second = {"toolUse": {"toolUseId": "t2", "name": "withdraw", "input": {"account": "AA01", "amount": 1}}}
+    path = _jsonl(
+        tmp_path,
+        "converse.jsonl",
+        [
+            {
+                "modelId": "m",
+                "messages": [
+                    {"role": "user", "content": [{"text": "go"}]},
+                    {"role": "assistant", "content": [{"text": "ok"}, use, second]},
+                    {"role": "user", "content": [result, failed]},
+                ],
+            },
+            {"output": {"message": {"role": "assistant", "content": [use]}}, "stopReason": "tool_use"},
+        ],
+    )
+    request, response = read("auto", path)
+    assert _steps(request) == [
+        ("deposit", DEPOSIT, {"balance": 105}, None),
+        ("withdraw", {"account": "AA01", "amount": 1}, "frozen", 400),
+    ]
+    assert isinstance(response, Trajectory) and response.meta["source"] == "bedrock"
+    assert _steps(response) == [("deposit", DEPOSIT, "-", None)]
+
+
+def test_gemini_vertex_and_bedrock_batch_lines(tmp_path: Path) -> None:
+    user = {"role": "user", "parts": [{"text": "go"}]}
+    claude_call = {"type": "tool_use", "id": "toolu_1", "name": "deposit", "input": DEPOSIT}
+    path = _jsonl(
+        tmp_path,
+        "batches.jsonl",
+        [
+            {"key": "g-1", "response": {"candidates": [{"content": GEMINI_CALLS}]}},
+            {"key": "g-2", "error": {"code": 3, "message": "bad request"}},
+            {
+                "request": {"contents": [user]},
+                "status": "",
+                "response": {"candidates": [{"content": GEMINI_CALLS}]},
+            },
+            {
+                "recordId": "CALL0000001",
+                "modelInput": {
+                    "anthropic_version": "bedrock-2023-05-31",
+                    "messages": [{"role": "user", "content": "go"}],
+                },
+                "modelOutput": {
+                    "id": "msg_1",
+                    "type": "message",
+                    "role": "assistant",
+                    "content": [claude_call],
+                },
+            },
+        ],
+    )
+    gemini, failed, vertex, bedrock = read("auto", path)
+    assert isinstance(gemini, Trajectory) and gemini.id == "g-1" and len(gemini.steps) == 2
+    assert (
+        isinstance(failed, TrajectoryError) and "'g-2'" in failed.message and "bad request" in failed.message
+    )
+    assert isinstance(vertex, Trajectory) and [s.tool for s in vertex.steps] == ["deposit", "deposit"]
+    assert isinstance(bedrock, Trajectory) and bedrock.id == "CALL0000001"
+    assert _steps(bedrock) == [("deposit", DEPOSIT, "-", None)]
