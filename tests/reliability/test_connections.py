@@ -59,6 +59,27 @@ def test_real_requests_are_served_while_hundreds_of_idle_connections_wait(bank: 
             assert _closed_by_server(sock)
 
 
+@pytest.mark.timeout(180)
+def test_a_thousand_idle_connections_from_ten_addresses_leave_room(bank: envfactory.Contract) -> None:
+    """The issue's figure at the default limits: 1,000 connections that send nothing, 100 from
+    each of ten loopback addresses (each under its per-address limit), fill every slot; real
+    requests from another address are still answered, the oldest idle connection making room."""
+    with running(bank, header_timeout=120) as url, ExitStack() as stack:
+        port = int(url.rsplit(":", 1)[1])
+        idle = []
+        for n in range(1000):
+            sock = stack.enter_context(socket.socket())
+            sock.settimeout(10)
+            sock.bind((f"127.0.0.{2 + n % 10}", 0))
+            sock.connect(("127.0.0.1", port))
+            idle.append(sock)
+        for n in range(5):
+            with httpx.Client(base_url=url, timeout=30) as client:  # a new connection each time
+                answer = client.post("/open", json={"account": f"AB{n:02}", "owner": "ann"})
+                assert answer.status_code == 200, answer.text
+        assert _closed_by_server(idle[0])  # the oldest made room for the first newcomer
+
+
 @pytest.mark.timeout(120)
 def test_idle_connections_from_one_address_never_exceed_its_limit(bank: envfactory.Contract) -> None:
     with running(bank, max_per_client=16, header_timeout=60) as url, ExitStack() as stack:
