@@ -8,6 +8,7 @@ parameter, ``"-1"`` of an integer one) is not sent. Deterministic: fixed seed an
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -30,14 +31,19 @@ PETSTORE_V3 = ROOT / "tests" / "realworld" / "corpus" / "swagger-petstore-v3.yam
 @pytest.mark.timeout(600)
 @pytest.mark.parametrize("path", CONTRACTS, ids=lambda p: p.name)
 def test_fuzzing_our_own_serve_finds_nothing(path: Path) -> None:
+    summary = _fuzz_served(path, 25)
+    assert [str(f.message) for f in summary.findings] == []
+
+
+def _fuzz_served(path: Path, examples: int) -> Any:
+    """The fuzzer's summary of ``examples`` cases (seed 0) against ``serve`` of the contract."""
     contract = envfactory.load(path)
     with running(contract) as url:
         target = HttpTarget(url, contract)
         try:
-            summary = fuzz(contract, target, seed=0, max_examples=25)
+            return fuzz(contract, target, seed=0, max_examples=examples)
         finally:
             target.close()
-    assert [str(f.message) for f in summary.findings] == []
 
 
 LARGE = sorted((ROOT / "tests" / "realworld" / "corpus").glob("*.json"))  # Box, Stripe: as published
@@ -48,13 +54,7 @@ LARGE = sorted((ROOT / "tests" / "realworld" / "corpus").glob("*.json"))  # Box,
 def test_fuzzing_our_own_serve_of_the_large_documents_finds_nothing(path: Path) -> None:
     """Stripe (form bodies, deepObject fields) and Box (``fields=a,b`` arrays, multipart
     uploads, operations told apart by a ``#fragment``): a few cases each, every call checked."""
-    contract = envfactory.load(path)
-    with running(contract) as url:
-        target = HttpTarget(url, contract)
-        try:
-            summary = fuzz(contract, target, seed=0, max_examples=15)
-        finally:
-            target.close()
+    summary = _fuzz_served(path, 15)
     assert summary.calls > 100
     assert [str(f.message) for f in summary.findings] == []
 
