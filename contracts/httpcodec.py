@@ -52,6 +52,8 @@ PARAMETER_STYLES = {
     "header": frozenset({"simple"}),
     "form": frozenset({"form", "spaceDelimited", "pipeDelimited", "deepObject"}),
 }
+MAX_DEPTH = 64
+"""Bracket levels a ``deepObject`` field may nest (a deeper one is not read: the schema judges)."""
 CONTENT = "content"
 """The style of a parameter described by ``content`` (its value is that media type's text: JSON)."""
 _INTEGER = re.compile(r"-?[0-9]+")
@@ -545,8 +547,8 @@ def _tree(pairs: list[tuple[str, str]]) -> dict[str, Any]:
     root: dict[str, Any] = {}
     for suffix, text in pairs:
         keys = _BRACKETS.findall(suffix)
-        if not keys or "".join(f"[{k}]" for k in keys) != suffix:
-            continue  # not a bracket path: a different field whose name starts like this one
+        if not keys or len(keys) > MAX_DEPTH or "".join(f"[{k}]" for k in keys) != suffix:
+            continue  # not a bracket path (another field's name starts like this one), or too deep
         node = root
         for key in keys[:-1]:
             key = key or str(len(node))
@@ -572,7 +574,7 @@ def _read_tree(node: Any, t: Type) -> Any:
 def _read_json(text: str) -> Any:
     try:
         return json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return text
 
 

@@ -723,6 +723,8 @@ async def _http_input(request: Request, op: Operation) -> Any:
         form=form,
         media=media,
     )
+    if _too_deep(value, MAX_JSON_DEPTH):
+        raise _BadRequest(400, f"the parameters nest deeper than {MAX_JSON_DEPTH} levels")
     if form is None and body is not None:
         if binding.body == "*":
             if not isinstance(body, dict):

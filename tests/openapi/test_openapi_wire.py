@@ -406,3 +406,17 @@ def test_the_fuzzer_never_sends_what_no_request_expresses(contract: Any, served:
     finally:
         target.close()
     assert summary.calls > 0 and [str(f.message) for f in summary.findings] == []
+
+
+def test_hostile_forms_get_a_clear_answer(served: str) -> None:
+    """Deep brackets, deep JSON items and JSON past Python's recursion: 4xx or read as text,
+    never a 500."""
+    with httpx.Client(base_url=served) as client:
+        deep = "metadata" + "[a]" * 70 + "=x"
+        answer = client.post("/forms", content=f"name=a&{deep}", headers={"content-type": httpcodec.FORM})
+        assert answer.status_code == 200  # the over-deep field is not read; the rest is
+        nested = "[" * 100 + "]" * 100
+        answer = client.get(f"/things/.1/;x=1/a/;label=z?q={nested}")
+        assert answer.status_code == 400 and "deeper" in answer.text
+        answer = client.get("/things/.1/;x=1/a/;label=z?q=" + "[" * 5000)
+        assert answer.status_code == 422  # not JSON: the text, which the schema refuses
