@@ -123,14 +123,19 @@ def _pct(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=100)[int(q) - 1]
 
 
-def _growth(records: int) -> list[tuple[str, float, float]]:
+def _growth(records: int, monotone: bool = True) -> list[tuple[str, float, float]]:
     """Microseconds per call (sequential, in process, no HTTP) of ``assign`` and
-    ``create_ticket`` on a served session with no tickets and with ``records`` tickets."""
+    ``create_ticket`` on a served session with no tickets and with ``records`` tickets; without
+    ``monotone``, with ``verify``'s re-check plans alone (the baseline: whole re-checks of
+    ``all(t < next_id for t in tickets)`` on every create)."""
     import envfactory
     from envfactory.server import MockServer, _ServedSimulator
 
     contract = envfactory.load(TICKETS)
-    sim = _ServedSimulator(contract, MockServer(contract).rechecks)
+    checks = MockServer(contract).rechecks
+    if not monotone:
+        checks.monotone.clear()
+    sim = _ServedSimulator(contract, checks)
     calls = 300
     out: dict[str, list[float]] = {"assign": [], "create_ticket": []}
     for size in (0, records):
@@ -268,8 +273,13 @@ def main() -> int:
     if args.only == "abuse":
         return 0
     if args.only == "growth":
-        for tool, empty, full in _growth(args.records):
-            print(f"tickets {tool:13}: {empty:6.0f} us at 1 record, {full:6.0f} us at {args.records} records")
+        for monotone in (False, True):
+            label = "serve" if monotone else "verify's plans alone"
+            for tool, empty, full in _growth(args.records, monotone):
+                print(
+                    f"{label:20} tickets {tool:13}: {empty:6.0f} us at 1 record, {full:6.0f} us at "
+                    f"{args.records} records ({full / empty:.2f}x)"
+                )
         return 0
     print(f"{args.clients} clients, {args.requests} deposits per run, loopback, one process per server")
     for many in (False, True):
