@@ -118,7 +118,7 @@ class _OtherTarget:
         if traj.initial is not None:
             body["initial"] = dict(traj.initial)
         try:
-            response = httpx.post(self.spec.rstrip("/") + "/_envfactory/reset", json=body, timeout=10)
+            response = httpx.post(self.spec.rstrip("/") + "/_envfactory/reset", json=body, timeout=60)
         except httpx.HTTPError:
             self.seeded = False
             return False

@@ -178,7 +178,7 @@ def test_encode_writes_the_specifications_examples(contract: Any) -> None:
 def test_serve_reads_what_clients_write(served: str) -> None:
     """Raw requests as other clients write them: a comma escaped or not, repeated parameters,
     ``name[]`` arrays, a form body (Stripe's creates), multipart parts (a file among them)."""
-    with httpx.Client(base_url=served) as client:
+    with httpx.Client(timeout=300, base_url=served) as client:
         s = {"x-envfactory-session": "raw"}
         url = "/things/.1.2/;x=-4;y=0.5/a,b/;label=z?fields=a%2Cb&sizes=1|2&words=x%20y&filter[min]=3&R=9&rgb=R,1,B,2"
         answer = client.get(url, headers={**s, "X-Flags": "true,false"})
@@ -305,18 +305,18 @@ def test_a_drawn_input_travels_from_the_client_to_serve_unchanged(
     contract: Any, served: str, call: tuple[str, dict[str, Any]]
 ) -> None:
     tool, value = call
-    target = HttpTarget(served, contract)
+    target = HttpTarget(served, contract, timeout=300)
     try:
         answer = target.call(tool, value)
         assert answer.accepted, answer.error
-        with httpx.Client(base_url=served) as client:
+        with httpx.Client(timeout=300, base_url=served) as client:
             assert httpcodec.same(_last_input(client, "default"), value)
     finally:
         target.close()
 
 
 def test_what_no_request_expresses_is_not_sent(contract: Any, served: str) -> None:
-    target = HttpTarget(served, contract)
+    target = HttpTarget(served, contract, timeout=300)
     base = {"ids": [1], "point": {"x": 1}, "tags": ["a"], "label": "z"}
     try:
         # a space inside a spaceDelimited item is its delimiter, whatever the escape
@@ -375,7 +375,7 @@ def test_each_call_reaches_its_own_operation(tmp_path: Path) -> None:
     path.write_text(FRAGMENTS)
     contract = envfactory.load(path)
     with running(contract) as url:
-        target = HttpTarget(url, contract)
+        target = HttpTarget(url, contract, timeout=300)
         try:
             assert target.call("share", {"id": "f1", "link": {"access": "open"}}).status == 201
             assert target.call("update", {"id": "f1", "name": "a"}).status == 200
@@ -384,9 +384,9 @@ def test_each_call_reaches_its_own_operation(tmp_path: Path) -> None:
             assert target.call("special", {}).status == 202
         finally:
             target.close()
-        assert httpx.put(url + "/files/f2", json={"name": "b"}).status_code == 200
-        assert httpx.put(url + "/files/special").status_code == 202
-        steps = json.loads(httpx.get(url + "/_trajectory").text)["steps"]
+        assert httpx.put(url + "/files/f2", json={"name": "b"}, timeout=300).status_code == 200
+        assert httpx.put(url + "/files/special", timeout=300).status_code == 202
+        steps = json.loads(httpx.get(url + "/_trajectory", timeout=300).text)["steps"]
     assert [s["tool"] for s in steps] == ["share", "update", "update", "special", "update", "special"]
     assert steps[2]["input"] == {"id": "special"}
 
@@ -396,7 +396,7 @@ def test_the_fuzzer_never_sends_what_no_request_expresses(contract: Any, served:
     may hold spaces, their own delimiter) finds nothing and every call sent arrives intact."""
     from envfactory.fuzz.runner import fuzz
 
-    target = HttpTarget(served, contract)
+    target = HttpTarget(served, contract, timeout=300)
     base = {"ids": [1], "point": {}, "tags": ["a"], "label": ""}
     assert target.expressible("styles", base)
     assert not target.expressible("styles", {**base, "words": ["a b"]})
@@ -411,7 +411,7 @@ def test_the_fuzzer_never_sends_what_no_request_expresses(contract: Any, served:
 def test_hostile_forms_get_a_clear_answer(served: str) -> None:
     """Deep brackets, deep JSON items and JSON past Python's recursion: 4xx or read as text,
     never a 500."""
-    with httpx.Client(base_url=served) as client:
+    with httpx.Client(timeout=300, base_url=served) as client:
         deep = "metadata" + "[a]" * 70 + "=x"
         answer = client.post("/forms", content=f"name=a&{deep}", headers={"content-type": httpcodec.FORM})
         assert answer.status_code == 200  # the over-deep field is not read; the rest is

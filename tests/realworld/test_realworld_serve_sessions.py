@@ -43,7 +43,7 @@ def box() -> Any:
 
 
 def _recorded(url: str, session: str) -> dict[str, Any]:
-    line = httpx.get(url + "/_trajectory", headers={SESSION: session}).text
+    line = httpx.get(url + "/_trajectory", headers={SESSION: session}, timeout=300).text
     return json.loads(line)
 
 
@@ -51,6 +51,9 @@ def _replays_clean(contract: Any, url: str, recorded: dict[str, Any]) -> None:
     """The recorded session, replayed through ``replay``'s HTTP target, answers as recorded."""
     traj = parse_trajectory(recorded, Location("<serve>"))
     target = _OtherTarget(url, contract)
+    target.target.client.timeout = httpx.Timeout(
+        300
+    )  # a hang guard: Stripe's answers take a while under load
     try:
         result = replay_one(contract, Machine(contract.with_closed_world()), target, traj)
     finally:
@@ -62,7 +65,7 @@ def _replays_clean(contract: Any, url: str, recorded: dict[str, Any]) -> None:
 def test_stripe_customer_session_through_the_fuzz_client(stripe: Any) -> None:
     contract, url = stripe
     assert contract.operations["PostCustomers"].http.media == httpcodec.FORM
-    target = HttpTarget(url, contract)
+    target = HttpTarget(url, contract, timeout=300)
     try:
         created = target.call(
             "PostCustomers",
@@ -95,7 +98,7 @@ def test_stripe_customer_session_through_the_fuzz_client(stripe: Any) -> None:
 @pytest.mark.timeout(600)
 def test_stripe_customer_session_as_raw_form_requests(stripe: Any) -> None:
     _, url = stripe
-    with httpx.Client(base_url=url, headers={SESSION: "raw"}) as client:
+    with httpx.Client(timeout=300, base_url=url, headers={SESSION: "raw"}) as client:
         created = client.post(
             "/v1/customers",
             data={"email": "a@example.com", "metadata[plan]": "gold", "address[city]": "Oslo"},
@@ -115,7 +118,7 @@ def test_stripe_customer_session_as_raw_form_requests(stripe: Any) -> None:
 @pytest.mark.timeout(600)
 def test_box_comment_session(box: Any) -> None:
     contract, url = box
-    target = HttpTarget(url, contract)
+    target = HttpTarget(url, contract, timeout=300)
     item = {"id": "12345", "type": "file"}
     try:
         created = target.call("post_comments", {"message": "hi", "item": item, "fields": ["message", "id"]})
@@ -131,7 +134,7 @@ def test_box_comment_session(box: Any) -> None:
     assert [s["status"] for s in recorded["steps"]] == [201, 200, 204, 404]
     assert recorded["steps"][1]["input"]["fields"] == ["message"]
     _replays_clean(contract, url, recorded)
-    with httpx.Client(base_url=url, headers={SESSION: "raw"}) as client:
+    with httpx.Client(timeout=300, base_url=url, headers={SESSION: "raw"}) as client:
         # Box's array query parameters (explode: false) as clients write them, with or without %2C
         created = client.post("/comments?fields=message,id", json={"message": "x", "item": item})
         assert created.status_code == 201, created.text

@@ -74,7 +74,7 @@ def test_a_thousand_idle_connections_from_ten_addresses_leave_room(bank: envfact
             sock.connect(("127.0.0.1", port))
             idle.append(sock)
         for n in range(5):
-            with httpx.Client(base_url=url, timeout=30) as client:  # a new connection each time
+            with httpx.Client(base_url=url, timeout=120) as client:  # a new connection each time
                 answer = client.post("/open", json={"account": f"AB{n:02}", "owner": "ann"})
                 assert answer.status_code == 200, answer.text
         assert _closed_by_server(idle[0])  # the oldest made room for the first newcomer

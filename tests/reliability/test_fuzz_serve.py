@@ -39,7 +39,7 @@ def _fuzz_served(path: Path, examples: int) -> Any:
     """The fuzzer's summary of ``examples`` cases (seed 0) against ``serve`` of the contract."""
     contract = envfactory.load(path)
     with running(contract) as url:
-        target = HttpTarget(url, contract)
+        target = HttpTarget(url, contract, timeout=300)
         try:
             return fuzz(contract, target, seed=0, max_examples=examples)
         finally:
@@ -63,7 +63,7 @@ def test_fuzzing_our_own_serve_of_the_large_documents_finds_nothing(path: Path) 
 def test_the_wire_corners_answer_as_the_model_does() -> None:
     contract = envfactory.load(PETSTORE_V3)
     with running(contract) as url:
-        target = HttpTarget(url, contract)
+        target = HttpTarget(url, contract, timeout=300)
         try:
             # an empty path parameter reaches the precondition (no such user), not the router
             assert target.call("getUserByName", {"username": ""}).status == 404
