@@ -66,6 +66,14 @@ class _Frame:
     payload: Any
 
 
+def stopped(answer: Stopped, seconds: float) -> str:
+    """What a command says when its query was stopped: the time limit the user gave, not the
+    part of it left when the query started."""
+    if answer.cause == "time":
+        return f"no answer within the {seconds:g} s time limit (the solver was stopped)"
+    return answer.message
+
+
 def hard_limit(seconds: float) -> float:
     """The wall-clock seconds after which a query with time limit ``seconds`` is killed."""
     return seconds * (1.0 + GRACE_SHARE) + GRACE_SECONDS
@@ -366,4 +374,4 @@ def _reap(pid: int) -> int | None:
     return None
 
 
-__all__ = ["GRACE_SECONDS", "MEMORY_MB", "Stopped", "Worker", "bounded", "hard_limit"]
+__all__ = ["GRACE_SECONDS", "MEMORY_MB", "Stopped", "Worker", "bounded", "hard_limit", "stopped"]

@@ -155,3 +155,57 @@ def test_verify_answers_unknown_on_nonlinear_holes(tmp_path: Path) -> None:
     (only,) = report["results"]
     assert only["verdict"] == "unknown"
     assert "time limit" in only["message"] or "resource limit" in only["message"]
+
+
+BANK = Path(__file__).resolve().parents[2] / "examples" / "bank" / "bank.yaml"
+
+
+def _hangs(*_: Any, progress: Any = None, **__: Any) -> None:
+    """A solver that never comes back (as Z3 inside one nonlinear ``check``)."""
+    if progress is not None:
+        progress(0)
+    time.sleep(3600)
+
+
+@pytest.mark.timeout(60)
+def test_plan_answers_undecided_when_the_search_never_returns(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import envfactory.solver.bmc as bmc
+    from envfactory.cli import main
+
+    monkeypatch.setattr(bmc, "plan", _hangs)
+    with pytest.raises(SystemExit) as code:
+        main(["plan", str(BANK), "--goal", "rich", "--timeout", "0.1"])
+    assert code.value.code == 3
+    assert (
+        "undecided: no answer within the 0.1 s time limit (the solver was stopped)" in capsys.readouterr().err
+    )
+
+
+@pytest.mark.timeout(60)
+def test_prove_answers_unknown_when_the_proof_never_returns(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import envfactory.solver.induction as induction
+    from envfactory.cli import main
+
+    monkeypatch.setattr(induction, "prove", _hangs)
+    with pytest.raises(SystemExit) as code:
+        main(["prove", str(BANK), "--timeout", "0.1", "--depth", "3"])
+    assert code.value.code == 3
+    assert "unknown up to depth 3: no answer within the 0.1 s time limit" in capsys.readouterr().out
+
+
+def test_plan_and_prove_still_answer_through_the_worker(capsys: pytest.CaptureFixture[str]) -> None:
+    from envfactory.cli import main
+
+    for args, expected in (
+        (["plan", str(BANK), "--goal", "two_accounts", "-o", "-"], "plan of 2 steps"),
+        (["prove", str(BANK), "--invariant", "transfers >= 0"], "proved (k = 1"),
+    ):
+        with pytest.raises(SystemExit) as code:
+            main(args)
+        assert code.value.code == 0
+        said = capsys.readouterr()
+        assert expected in said.out + said.err
