@@ -168,33 +168,41 @@ def _hangs(*_: Any, progress: Any = None, **__: Any) -> None:
 
 
 @pytest.mark.timeout(60)
-def test_plan_answers_undecided_when_the_search_never_returns(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(
+    ("module", "name", "args", "said"),
+    [
+        (
+            "bmc",
+            "plan",
+            ["plan", str(BANK), "--goal", "rich", "--timeout", "0.1"],
+            "undecided: no answer within the 0.1 s time limit (the solver was stopped)",
+        ),
+        (
+            "induction",
+            "prove",
+            ["prove", str(BANK), "--timeout", "0.1", "--depth", "3"],
+            "unknown up to depth 3: no answer within the 0.1 s time limit",
+        ),
+    ],
+)
+def test_plan_and_prove_answer_undecided_when_the_solver_never_returns(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    module: str,
+    name: str,
+    args: list[str],
+    said: str,
 ) -> None:
-    import envfactory.solver.bmc as bmc
+    import importlib
+
     from envfactory.cli import main
 
-    monkeypatch.setattr(bmc, "plan", _hangs)
+    monkeypatch.setattr(importlib.import_module(f"envfactory.solver.{module}"), name, _hangs)
     with pytest.raises(SystemExit) as code:
-        main(["plan", str(BANK), "--goal", "rich", "--timeout", "0.1"])
+        main(args)
     assert code.value.code == 3
-    assert (
-        "undecided: no answer within the 0.1 s time limit (the solver was stopped)" in capsys.readouterr().err
-    )
-
-
-@pytest.mark.timeout(60)
-def test_prove_answers_unknown_when_the_proof_never_returns(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    import envfactory.solver.induction as induction
-    from envfactory.cli import main
-
-    monkeypatch.setattr(induction, "prove", _hangs)
-    with pytest.raises(SystemExit) as code:
-        main(["prove", str(BANK), "--timeout", "0.1", "--depth", "3"])
-    assert code.value.code == 3
-    assert "unknown up to depth 3: no answer within the 0.1 s time limit" in capsys.readouterr().out
+    out = capsys.readouterr()
+    assert said in out.out + out.err
 
 
 def test_plan_and_prove_still_answer_through_the_worker(capsys: pytest.CaptureFixture[str]) -> None:
