@@ -326,6 +326,10 @@ def baseline_settings(steps: int) -> Any:
 
 
 def run_schemathesis(url: str, budget: float, seed: int) -> float | None:
+    """Schemathesis's stateful testing (its state machine from the document's ``links``, its
+    default checks) against ``url``; the seconds to its first failure, or None."""
+    import urllib.request
+
     import schemathesis
 
     schema = schemathesis.openapi.from_dict(SPEC)
@@ -333,16 +337,14 @@ def run_schemathesis(url: str, budget: float, seed: int) -> float | None:
     start = time.monotonic()
     first: list[float] = []
     spent: list[bool] = []
-    import httpx
-
-    client = httpx.Client()
 
     class Machine(base):  # type: ignore[misc, valid-type]
         def setup(self) -> None:
             if time.monotonic() - start > budget:
                 spent.append(True)
                 raise TimeoutError("budget spent")
-            client.post(url + "/_envfactory/reset")
+            reset = urllib.request.Request(url + "/_envfactory/reset", data=b"", method="POST")
+            urllib.request.urlopen(reset, timeout=10).close()
 
         def get_call_kwargs(self, case: Any) -> dict[str, Any]:
             return {"base_url": url}
@@ -355,9 +357,40 @@ def run_schemathesis(url: str, budget: float, seed: int) -> float | None:
         # only the generate phase runs, so the failure surfaces as soon as it is found
         if not spent:
             first.append(time.monotonic() - start)
-    finally:
-        client.close()
     return first[0] if first else None
+
+
+def schemathesis_python(given: str | None) -> str | None:
+    """A Python that can import schemathesis: this one, else ``given`` (``--schemathesis-python``:
+    a separate venv keeps its pins away from the project's), else None."""
+    import importlib.util
+    import subprocess
+
+    if importlib.util.find_spec("schemathesis") is not None:
+        return sys.executable
+    if given and subprocess.run([given, "-c", "import schemathesis"], capture_output=True).returncode == 0:
+        return given
+    return None
+
+
+def run_schemathesis_in(python: str, url: str, budget: float, seed: int) -> float | None:
+    """``run_schemathesis`` in ``python`` (a subprocess when it is another interpreter)."""
+    import subprocess
+
+    if python == sys.executable:
+        return run_schemathesis(url, budget, seed)
+    code = (
+        "import json, sys; sys.path.insert(0, sys.argv[1]); from bench_fuzz import run_schemathesis; "
+        "print(json.dumps(run_schemathesis(sys.argv[2], float(sys.argv[3]), int(sys.argv[4]))))"
+    )
+    out = subprocess.run(
+        [python, "-c", code, str(ROOT / "bench"), url, str(budget), str(seed)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    result = json.loads(out.splitlines()[-1])
+    return float(result) if result is not None else None
 
 
 # ---------------------------------------------------------------------------------- throughput
@@ -642,6 +675,12 @@ def main() -> None:
     parser.add_argument("--only-deep", action="store_true", help="skip the HTTP bugs and the throughput")
     parser.add_argument("--only-throughput", action="store_true", help="the calls per second alone")
     parser.add_argument(
+        "--schemathesis-python",
+        default=None,
+        metavar="PYTHON",
+        help="a Python with schemathesis installed (a separate venv), for baseline (b)",
+    )
+    parser.add_argument(
         "--against", default=None, metavar="REV", help="also measure the throughput of git revision REV"
     )
     args = parser.parse_args()
@@ -656,12 +695,7 @@ def main() -> None:
     sys.path.insert(0, str(ROOT))
     import envfactory
 
-    try:
-        import schemathesis  # noqa: F401
-
-        have_st = True
-    except ImportError:
-        have_st = False
+    st_python = schemathesis_python(args.schemathesis_python)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "petstore.json"
         path.write_text(json.dumps(SPEC))
@@ -670,8 +704,8 @@ def main() -> None:
         "envfactory": lambda url: run_envfactory(contract, url, args.budget, args.seed),
         "random": lambda url: run_random(contract, url, args.budget, args.seed),
     }
-    if have_st:
-        fuzzers["schemathesis"] = lambda url: run_schemathesis(url, args.budget, args.seed)
+    if st_python is not None:
+        fuzzers["schemathesis"] = lambda url: run_schemathesis_in(st_python, url, args.budget, args.seed)
     results: dict[str, dict[str, float | None]] = {name: {} for name in fuzzers}
     with serving(make_app(None)) as url:
         clean = {name: fn(url) for name, fn in fuzzers.items()}
@@ -702,8 +736,11 @@ def main() -> None:
         )
         shown = f"{median:.2f}s" if median is not None else "n/a"
         print(f"{name:<13} found {len(times)}/{len(BUGS)}, median time to first failure {shown}{ratio}")
-    if not have_st:
-        print("schemathesis: not installed (pip install schemathesis), baseline (b) skipped")
+    if st_python is None:
+        print(
+            "schemathesis: not importable here nor by --schemathesis-python (pip install schemathesis,"
+            " in a separate venv if need be), baseline (b) skipped"
+        )
     rates = report_throughput(args.against)
     fast_cpu = rates["fast"][1]
     print(
