@@ -1,0 +1,144 @@
+"""Shapes found in published OpenAPI sources that our own corpus lacked, each cut down to its
+essence: DigitalOcean's split source (a ``$ref`` standing for a whole ``properties`` map, in
+another file), responses that wrap the created record in a field they do not mark required
+(DigitalOcean, PagerDuty), and a document whose abstract start states cannot be enumerated in
+the time given (Twilio's api_v2010 made ``check`` exit 70)."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import envfactory
+from envfactory.cli import main
+
+OPENAPI_HEAD = """\
+openapi: 3.0.0
+info: {title: split, version: "1"}
+"""
+
+
+def _write(folder: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        target = folder / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        text = textwrap.dedent(text)
+        target.write_text(OPENAPI_HEAD + text if name == "api.yaml" else text, "utf-8")
+    return folder / "api.yaml"
+
+
+def test_a_ref_standing_for_a_properties_map_is_replaced_by_its_target(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path,
+        {
+            "api.yaml": """\
+            paths:
+              /v2/load_balancers/{lb_id}/droplets:
+                $ref: resources/lb/paths.yml
+            """,
+            "resources/lb/paths.yml": """\
+            post:
+              $ref: add_droplets.yml
+            """,
+            "resources/lb/add_droplets.yml": """\
+            operationId: loadBalancers_add_droplets
+            parameters:
+              - {name: lb_id, in: path, required: true, schema: {type: string}}
+            requestBody:
+              required: true
+              content:
+                application/json:
+                  schema:
+                    properties:
+                      $ref: 'models/attributes.yml#/load_balancer_droplet_ids'
+                    required: [droplet_ids]
+            responses:
+              '204': {description: done}
+            """,
+            "resources/lb/models/attributes.yml": """\
+            load_balancer_droplet_ids:
+              droplet_ids:
+                type: array
+                items: {type: integer}
+            """,
+        },
+    )
+    contract = envfactory.load(path)
+    op = contract.operations["loadBalancers_add_droplets"]
+    assert op.input_validator is not None
+    assert op.input_validator.is_valid({"lb_id": "a", "droplet_ids": [1, 2]})
+    assert not op.input_validator.is_valid({"lb_id": "a", "droplet_ids": ["x"]})
+    assert not op.input_validator.is_valid({"lb_id": "a"})  # droplet_ids is required
+
+
+def test_a_create_answering_an_optional_wrapper_field_still_stores_the_record(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path,
+        {
+            "api.yaml": """\
+            paths:
+              /v2/add-ons/saas:
+                post:
+                  operationId: addons_create
+                  requestBody:
+                    required: true
+                    content:
+                      application/json:
+                        schema: {type: object, properties: {name: {type: string}}, required: [name]}
+                  responses:
+                    '200':
+                      description: created
+                      content:
+                        application/json:
+                          schema:
+                            properties:
+                              resource: {$ref: '#/components/schemas/addon'}
+              /v2/add-ons/saas/{resource_uuid}:
+                get:
+                  operationId: addons_get
+                  parameters:
+                    - {name: resource_uuid, in: path, required: true, schema: {type: string}}
+                  responses:
+                    '200':
+                      description: one
+                      content:
+                        application/json:
+                          schema:
+                            properties:
+                              resource: {$ref: '#/components/schemas/addon'}
+                    '404': {description: none}
+            components:
+              schemas:
+                addon:
+                  type: object
+                  properties: {uuid: {type: string}, name: {type: string}}
+                  required: [uuid, name]
+            """,
+        },
+    )
+    contract = envfactory.load(path)
+    effects = [e.source for e in contract.operations["addons_create"].effects]
+    assert effects == ["saas[output.resource.uuid] = output.resource"]
+    _exits_cleanly(["check", str(path)])
+
+
+def test_start_states_that_cannot_be_enumerated_in_time_give_no_graph_not_a_crash(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from envfactory.solver import graph
+
+    def undecided(*_: object) -> list[object]:
+        raise graph._Undecided
+
+    monkeypatch.setattr(graph, "_enumerate", undecided)
+    bank = Path(__file__).parents[2] / "examples" / "bank" / "bank.yaml"
+    _exits_cleanly(["check", str(bank)])
+    assert "internal error" not in capsys.readouterr().err
+
+
+def _exits_cleanly(argv: list[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(argv)
+    assert done.value.code in (0, None)
