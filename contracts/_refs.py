@@ -126,6 +126,17 @@ class DocumentBundler:
     def file_of(self, file: str) -> Any:
         return self._bundler.document_of(file)
 
+    def origin(self, name: str) -> Any:
+        """The node as written (with its location) that shared definition ``name`` was copied from."""
+        b = self._bundler
+        for (file, fragment), given in b.names.items():
+            if given == name:
+                try:
+                    return _pointer(b.document_of(file), fragment)
+                except KeyError:
+                    return None
+        return None
+
 
 def is_bundled(schema: Any) -> bool:
     """True for a schema made by ``DocumentBundler`` (its ``$defs`` is the shared one)."""

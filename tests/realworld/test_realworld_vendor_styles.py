@@ -142,3 +142,118 @@ def _exits_cleanly(argv: list[str]) -> None:
     with pytest.raises(SystemExit) as done:
         main(argv)
     assert done.value.code in (0, None)
+
+
+def test_code_samples_in_block_scalars_are_text_not_nesting(tmp_path: Path) -> None:
+    """Asana's descriptions hold JavaScript samples: brackets and quotes that YAML reads as text."""
+    lines = ['let body = {\'data\': {"<PARAM_1>": "<VALUE_1>",}};', "it's " + "{" * 70]
+    sample = "\n".join(" " * 22 + line for line in lines)
+    path = _write(
+        tmp_path,
+        {
+            "api.yaml": """\
+            paths:
+              /tasks:
+                get:
+                  operationId: getTasks
+                  description: |
+            SAMPLE
+                  responses:
+                    200:
+                      description: the tasks
+                      content:
+                        application/json:
+                          schema: {type: object, properties: {data: {type: array}}, required: [data]}
+            """.replace("            SAMPLE", sample)
+        },
+    )
+    op = envfactory.load(path).operations["getTasks"]
+    # the unquoted 200 (a number to YAML) is still the success response
+    assert op.output_validator is not None and not op.output_validator.is_valid({})
+    assert op.output_validator.is_valid({"data": []})
+
+
+def test_draft_2019_recursion_keywords_are_read_past_with_a_warning(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path,
+        {
+            "api.yaml": """\
+            paths:
+              /filters:
+                post:
+                  operationId: addFilter
+                  requestBody:
+                    content:
+                      application/json:
+                        schema: {$ref: '#/components/schemas/CompoundFilter'}
+                  responses:
+                    '204': {description: done}
+            components:
+              schemas:
+                CompoundFilter:
+                  $recursiveAnchor: true
+                  type: object
+                  properties:
+                    filters:
+                      type: array
+                      items: {$recursiveRef: '#'}
+            """
+        },
+    )
+    contract = envfactory.load(path)
+    assert [kind for kind, _, _ in contract.load_defects] == ["draft-2019-keyword", "draft-2019-keyword"]
+    with pytest.raises(envfactory.ContractError, match=r"\$recursiveAnchor .*--strict"):
+        envfactory.load(path, strict=True)
+
+
+def test_a_broken_shared_schema_is_reported_where_it_is_written(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path,
+        {
+            "api.yaml": """\
+            paths:
+              /a:
+                get:
+                  operationId: getA
+                  responses:
+                    '200':
+                      description: ok
+                      content:
+                        application/json:
+                          schema: {$ref: 'models.yml#/A'}
+            """,
+            "models.yml": """\
+            A:
+              type: object
+              properties:
+                b:
+                  type: string
+                  minLength: seven
+            """,
+        },
+    )
+    with pytest.raises(envfactory.ContractError) as err:
+        envfactory.load(path)
+    assert err.value.location is not None
+    assert (Path(err.value.location.file).name, err.value.location.line) == ("models.yml", 6)
+    assert "'seven' is not of type 'integer'" in err.value.message
+
+
+def test_abstract_strings_admit_literals_as_id_ranges_not_one_disjunct_each() -> None:
+    """Plaid's document (thousands of string fields, hundreds of enum literals) spent two minutes
+    building one disjunct per literal per field; the same set is a few id ranges."""
+    import z3
+
+    from envfactory.solver.domain import LITERALS, literal_id
+    from envfactory.solver.fresh import _fits, _fresh_or_literal
+
+    for text in ("a", "bb", "ccc", "dddd", "e" * 9):
+        literal_id(text)
+    ident = z3.Int("ident")
+    for schema in (None, {}, {"minLength": 2, "maxLength": 4}, {"pattern": "^[a-c]+$"}, {"maxLength": 0}):
+        constraint = _fresh_or_literal(ident, schema)
+        admitted = {i for t, i in LITERALS.items() if schema is None or _fits(t, schema)}
+        for i in range(-len(LITERALS) - 2, 3):
+            expected = i >= 0 or i in admitted
+            assert z3.is_true(z3.simplify(z3.substitute(constraint, (ident, z3.IntVal(i))))) == expected
+    assert z3.simplify(_fresh_or_literal(ident, {})).eq(z3.simplify(ident >= -len(LITERALS)))
