@@ -213,6 +213,7 @@ class Verifier:
         self.machine = Machine(contract)
         self._initial: FrozenMap | None = None
         self._initial_ok = False
+        self._solver: Any = None  # envfactory.solver.deadline.Worker, started at the first need
         state = frozenset(contract.state)
         keyed_vars = collection_vars(contract)
         self.invariants: tuple[Invariant, ...] = tuple(
@@ -585,6 +586,7 @@ class Verifier:
 
     def _symbolic(self, traj: Trajectory, reason: str) -> Result:
         try:
+            from envfactory.solver.deadline import Stopped, Worker
             from envfactory.solver.feasibility import decide
         except ImportError as err:
             return Result(
@@ -593,7 +595,12 @@ class Verifier:
                 message=f"{reason}; symbolic verification is not available ({err})",
             )
         try:
-            verdict = decide(self.contract, traj, timeout=self.timeout, allow_rejected=self.allow_rejected)
+            if self._solver is None:  # a worker killed at the deadline: Z3's limits are cooperative
+                contract = self.contract
+                self._solver = Worker(
+                    lambda job: decide(contract, job[0], timeout=job[1], allow_rejected=job[2])
+                )
+            verdict = self._solver.call((traj, self.timeout, self.allow_rejected), self.timeout)
         except SolverError as err:
             return Result(id=traj.id, verdict="unknown", message=f"{reason}; {err.message}")
         except EnvfactoryError as err:
@@ -604,6 +611,8 @@ class Verifier:
                 verdict="unknown",
                 message=f"{reason}; the solver failed ({type(err).__name__}: {err}); please report it",
             )
+        if isinstance(verdict, Stopped):
+            return Result(id=traj.id, verdict="unknown", message=f"{reason}; {verdict.message}")
         return Result(
             id=traj.id,
             verdict=verdict.verdict,
