@@ -499,14 +499,12 @@ class Verifier:
         raise ``_Broken`` otherwise."""
         op = plan.op
         false = failing(plan.requires, env)
-        failure = _explained(
-            self.machine.check_requires,
-            (state, op, step.input),
-            Failure(
-                "precondition",
-                f"{op.name} requires {false[0].source}, but it is undefined here",
-                clause=false[0],
-            ),
+        # the sentence is written by ``explain_failure`` (``_invalid``), with provenance: this
+        # message is only its fallback
+        failure = Failure(
+            "precondition",
+            f"{op.name} requires {false[0].source}, but it does not hold here",
+            clause=false[0],
         )
         if self.allow_rejected and _rejection_matches(step.status, false):
             return
@@ -515,27 +513,17 @@ class Verifier:
     def _broken_ensures(
         self, index: int, plan: Plan, clause: Clause, post: FrozenMap, value: Any, output: Any
     ) -> NoReturn:
-        failure = _explained(
-            self.machine.check_ensures,
-            (post, plan.op, value, output),
-            Failure(
-                "postcondition",
-                f"{plan.op.name} ensures {clause.source}, but it is undefined here",
-                clause=clause,
-            ),
-        )
-        raise _Broken(index, plan.op, failure)
+        """Raise for the first ensures that does not hold (explained by ``_invalid``)."""
+        message = f"{plan.op.name} ensures {clause.source}, but it does not hold here"
+        raise _Broken(index, plan.op, Failure("postcondition", message, clause=clause))
 
     def _broken_invariant(self, index: int, plan: Plan, inv: Invariant, post: FrozenMap) -> NoReturn:
         """Raise for an invariant the step broke (``broken_invariant`` re-checks only what the
         operation's ``rechecks`` name, sound because they held before the step; the initial state
-        is checked whole by ``_initial_failure``)."""
-        failure = _explained(
-            self.machine.check_invariants,
-            (post,),
-            Failure("invariant", f"invariant {inv.clause.source} is undefined here", clause=inv.clause),
-        )
-        raise _Broken(index, plan.op, failure)
+        is checked whole by ``_initial_failure``). It is the first the whole state breaks, in the
+        contract's order, since the others held before and were not touched."""
+        message = f"invariant {inv.clause.source} does not hold after {plan.op.name}"
+        raise _Broken(index, plan.op, Failure("invariant", message, clause=inv.clause))
 
     # -- results ------------------------------------------------------------------------------------
 
