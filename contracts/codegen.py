@@ -176,9 +176,7 @@ class _Writer:
             self.emit(depth, f"{out} = env.{node.id}")
             return out
         key = self.constant(node.id)
-        self.emit(depth, f"{out} = _st.get({key}, _MISSING)")
-        self.emit(depth, f"if {out} is _MISSING:")
-        self.emit(depth + 1, self.fail)
+        self.emit(depth, f"{out} = _st[{key}]")  # a KeyError: not sure (the caller's or our except)
         return out
 
     def _Attr(self, node: ir.Attr, depth: int) -> str:
@@ -199,9 +197,7 @@ class _Writer:
             f"if {obj}.__class__ is not _FM or ({key}.__class__ is not _str and {key}.__class__ is not _int):",
         )
         self.emit(depth + 1, self.fail)
-        self.emit(depth, f"{out} = {obj}.get({key}, _MISSING)")
-        self.emit(depth, f"if {out} is _MISSING:")
-        self.emit(depth + 1, self.fail)
+        self.emit(depth, f"{out} = {obj}[{key}]")  # a missing key raises KeyError: not sure
         return out
 
     def _Unary(self, node: ir.Unary, depth: int) -> str:
@@ -386,7 +382,8 @@ def _build(source: str, data: list[Any]) -> Callable[..., bool]:
 
 def all_true(exprs: Sequence[ir.Expr]) -> Callable[[Env], bool] | None:
     """A function ``env -> bool``: True only when every one of ``exprs`` is exactly True there;
-    False when one is not or the generated code is not sure. None for no clauses."""
+    False (or an exception, such as ``KeyError`` for a missing key) when one is not or the
+    generated code is not sure. None for no clauses."""
     if not exprs:
         return None
     source, _, data = source_of(exprs)
