@@ -152,10 +152,14 @@ def verify(
 class _Symbolic(Exception):
     """Raised by the concrete run when the rest of the trajectory needs Z3."""
 
-    def __init__(self, index: int, reason: str) -> None:
+    def __init__(
+        self, index: int, reason: str, run: Run | None = None, completed: dict[int, Any] | None = None
+    ) -> None:
         super().__init__(reason)
         self.index = index
         self.reason = reason
+        self.state = run.state if run is not None else None  # the concrete state before step ``index``
+        self.completed = completed or {}  # outputs the concrete run completed before it
 
 
 class _Broken(Exception):
@@ -331,7 +335,9 @@ class Verifier:
                 return self._undecided(traj, broken.index, "the initial state is unknown (open world)")
             return self._invalid(traj, broken)
         except _Symbolic as need:
-            return self._undecided(traj, need.index, need.reason)
+            if open_world:
+                return self._undecided(traj, need.index, need.reason)
+            return self._undecided(traj, need.index, need.reason, need.state, need.completed)
         if witness:
             return Result(
                 id=traj.id,
@@ -402,7 +408,7 @@ class Verifier:
                 raise _Broken(index, None, failure)
             value = step.input
             if holes and step.has_holes:
-                raise _Symbolic(index, f"step {index} ({step.tool}) holds unknown values")
+                raise _Symbolic(index, f"step {index} ({step.tool}) holds unknown values", run, completed)
             test = plan.input_valid
             valid: Any = True
             if test is not None:
@@ -433,7 +439,10 @@ class Verifier:
             output = step.output if has_output else None
             if plan.reads_output and not has_output:
                 raise _Symbolic(
-                    index, f"step {index} ({step.tool}) has no recorded output, and its effects read it"
+                    index,
+                    f"step {index} ({step.tool}) has no recorded output, and its effects read it",
+                    run,
+                    completed,
                 )
             keyed: list[tuple[str, Any]] = []
             if plan.has_effects:
@@ -468,9 +477,13 @@ class Verifier:
             elif plan.output_ensures:
                 output = complete_output(plan, state, value)
                 if output is NO_OUTPUT:
+                    if plan.has_effects:
+                        run.rollback()  # Z3 starts from the state before this step
                     raise _Symbolic(
                         index,
                         f"step {index} ({step.tool}) has no recorded output, and its ensures constrain it",
+                        run,
+                        completed,
                     )
                 completed[index] = output
             if plan.ensures_fns:
@@ -556,10 +569,23 @@ class Verifier:
             values=values,
         )
 
-    def _undecided(self, traj: Trajectory, index: int, reason: str) -> Result:
-        """The concrete run cannot decide from step ``index`` on: ask Z3, and when Z3 cannot
+    def _undecided(
+        self,
+        traj: Trajectory,
+        index: int,
+        reason: str,
+        state: FrozenMap | None = None,
+        completed: dict[int, Any] | None = None,
+    ) -> Result:
+        """The concrete run cannot decide from step ``index`` on: ask Z3 (from ``state``, the
+        concrete state before that step, when the run knows it whole), and when Z3 cannot
         answer either, look for a step that breaks whatever the unknown values are."""
-        result = self._symbolic(traj, reason)
+        result = self._symbolic(traj, reason, index, state)
+        if completed and result.witness is not None and isinstance(result.witness.get("outputs"), dict):
+            outputs = {**completed, **result.witness["outputs"]}
+            result = attrs.evolve(
+                result, witness={**result.witness, "outputs": dict(sorted(outputs.items()))}
+            )
         if result.verdict != "unknown":
             return result
         broken = self._stateless_failure(traj, index)
@@ -607,7 +633,9 @@ class Verifier:
                     return _Broken(index, op, failure)
         return None
 
-    def _symbolic(self, traj: Trajectory, reason: str) -> Result:
+    def _symbolic(
+        self, traj: Trajectory, reason: str, start: int = 0, state: FrozenMap | None = None
+    ) -> Result:
         try:
             from envfactory.solver.feasibility import decide
         except ImportError as err:
@@ -617,7 +645,14 @@ class Verifier:
                 message=f"{reason}; symbolic verification is not available ({err})",
             )
         try:
-            verdict = decide(self.contract, traj, timeout=self.timeout, allow_rejected=self.allow_rejected)
+            verdict = decide(
+                self.contract,
+                traj,
+                timeout=self.timeout,
+                allow_rejected=self.allow_rejected,
+                start=start,
+                state=state,
+            )
         except SolverError as err:
             return Result(id=traj.id, verdict="unknown", message=f"{reason}; {err.message}")
         except EnvfactoryError as err:
