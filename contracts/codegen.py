@@ -28,7 +28,7 @@ evaluated as Python: the source is built from the generator's own tokens only.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import attrs
@@ -60,6 +60,7 @@ _FIXED_DATA: dict[str, Any] = {
     "_bool": bool,
     "_none": type(None),
     "_dict": dict,
+    "_list": list,
     "_len": len,
     "_set": dict.__setitem__,
     "_del": dict.__delitem__,
@@ -70,6 +71,15 @@ _FIXED_DATA: dict[str, Any] = {
     "_Exc": Exception,
 }
 _FIXED = frozenset({"env", "_st", "_ow", "_run", "_h", *_FIXED_DATA})
+_CLASS_NAMES = {
+    int: "_int",
+    str: "_str",
+    bool: "_bool",
+    type(None): "_none",
+    dict: "_dict",
+    FrozenMap: "_FM",
+    list: "_list",
+}
 """The generator's own names besides the numbered ones (``_v``, ``_k``, ``_f``)."""
 ATTRIBUTES = frozenset({"input", "output", "state", "owned", "get", "add", "__class__"})
 """The attribute names generated code reads."""
@@ -93,15 +103,25 @@ class _Writer:
         # them, state unchanged since): read again, not recomputed
         self.known: dict[Any, str] = {}
         self.level = 0
+        self.cls: dict[str, type] = {}  # locals and constants whose class is sure wherever they are read
+        self.tested: dict[str, type] = {}  # locals whose class the straight-line path has tested
+        self.state_vars: dict[str, str] = {}  # state variables read up front (``read_state``)
 
-    def var(self) -> str:
+    def var(self, cls: type | None = None) -> str:
+        """A new local; ``cls``: the class its value surely has (then no test of it is written)."""
         self.count += 1
-        return f"_v{self.count}"
+        name = f"_v{self.count}"
+        if cls is not None:
+            self.cls[name] = cls
+        else:  # numbers are reused after ``attempt`` takes code back
+            self.cls.pop(name, None)
+        return name
 
     def constant(self, value: Any) -> str:
         name = f"_k{len(self.data)}"
         self.data.append(value)
         self.names.append(name)
+        self.cls[name] = value.__class__
         return name
 
     def closure(self, fn: Compiled) -> str:
@@ -112,6 +132,28 @@ class _Writer:
 
     def emit(self, depth: int, line: str) -> None:
         self.lines.append("    " * depth + line)
+
+    def guard(self, depth: int, name: str, *classes: type) -> None:
+        """Give up ("not sure") unless ``name``'s value is of one of ``classes``; nothing is
+        written when that is known already, and a test on the straight-line path is remembered."""
+        known = self.cls.get(name) or self.tested.get(name)
+        if known is not None and known in classes:
+            return
+        test = " and ".join(f"{name}.__class__ is not {_CLASS_NAMES[c]}" for c in classes)
+        self.emit(depth, f"if {test}:")
+        self.emit(depth + 1, self.fail)
+        if depth == self.level and len(classes) == 1:
+            self.tested[name] = classes[0]
+
+    def read_state(self, names: Iterable[str], depth: int) -> None:
+        """Read each state variable once, up front (``_st[...]``: a missing one raises, not sure);
+        ``_Name`` then reuses the local. Done again after the step wrote."""
+        self.state_vars = {}
+        for name in sorted(set(names) - {"input", "output"}):
+            key = self.constant(name)
+            out = self.var()
+            self.emit(depth, f"{out} = _st[{key}]")
+            self.state_vars[name] = out
 
     # ------------------------------------------------------------------ one expression
 
@@ -136,6 +178,7 @@ class _Writer:
         """From here on, straight-line code is at ``level``, and nothing computed before is reused
         (the state is about to change)."""
         self.known = {}
+        self.tested = {}
         self.level = level
 
     def attempt(self, build: Callable[[], str]) -> str | None:
@@ -147,12 +190,13 @@ class _Writer:
             self.count,
             dict(self.bound),
             dict(self.known),
+            dict(self.tested),
         )
         try:
             return build()
         except Unsupported:
             del self.lines[mark[0] :], self.data[mark[1] :], self.names[mark[2] :]
-            self.count, self.bound, self.known = mark[3], mark[4], mark[5]
+            self.count, self.bound, self.known, self.tested = mark[3], mark[4], mark[5], mark[6]
             return None
 
     def _closure_value(self, node: ir.Expr, depth: int) -> str:
@@ -171,6 +215,8 @@ class _Writer:
     def _Name(self, node: ir.Name, depth: int) -> str:
         if node.id in self.bound:
             return self.bound[node.id]
+        if node.id in self.state_vars:
+            return self.state_vars[node.id]
         out = self.var()
         if node.id in ("input", "output"):
             self.emit(depth, f"{out} = env.{node.id}")
@@ -183,8 +229,7 @@ class _Writer:
         obj = self.value(node.obj, depth)
         key = self.constant(node.name)
         out = self.var()
-        self.emit(depth, f"if {obj}.__class__ is not _dict:")
-        self.emit(depth + 1, self.fail)
+        self.guard(depth, obj, dict)
         self.emit(depth, f"{out} = {obj}.get({key})")
         return out
 
@@ -192,24 +237,20 @@ class _Writer:
         obj = self.value(node.obj, depth)
         key = self.value(node.key, depth)
         out = self.var()
-        self.emit(
-            depth,
-            f"if {obj}.__class__ is not _FM or ({key}.__class__ is not _str and {key}.__class__ is not _int):",
-        )
-        self.emit(depth + 1, self.fail)
+        self.guard(depth, obj, FrozenMap)
+        self.guard(depth, key, int, str)
         self.emit(depth, f"{out} = {obj}[{key}]")  # a missing key raises KeyError: not sure
         return out
 
     def _Unary(self, node: ir.Unary, depth: int) -> str:
         operand = self.value(node.operand, depth)
-        out = self.var()
         if node.op == "not":
-            self.emit(depth, f"if {operand}.__class__ is not _bool:")
-            self.emit(depth + 1, self.fail)
+            out = self.var(bool)
+            self.guard(depth, operand, bool)
             self.emit(depth, f"{out} = not {operand}")
         elif node.op == "-":
-            self.emit(depth, f"if {operand}.__class__ is not _int:")
-            self.emit(depth + 1, self.fail)
+            out = self.var(int)
+            self.guard(depth, operand, int)
             self.emit(depth, f"{out} = -{operand}")
         else:
             raise Unsupported
@@ -221,9 +262,9 @@ class _Writer:
             raise Unsupported
         left = self.value(node.left, depth)
         right = self.value(node.right, depth)
-        out = self.var()
-        self.emit(depth, f"if {left}.__class__ is not _int or {right}.__class__ is not _int:")
-        self.emit(depth + 1, self.fail)
+        out = self.var(int)
+        self.guard(depth, left, int)
+        self.guard(depth, right, int)
         self.emit(depth, f"{out} = {left} {op} {right}")
         return out
 
@@ -231,12 +272,9 @@ class _Writer:
         if node.op in ("in", "not in"):
             item = self.value(node.left, depth)
             container = self.value(node.right, depth)
-            out = self.var()
-            self.emit(
-                depth,
-                f"if {container}.__class__ is not _FM or ({item}.__class__ is not _str and {item}.__class__ is not _int):",
-            )
-            self.emit(depth + 1, self.fail)
+            out = self.var(bool)
+            self.guard(depth, container, FrozenMap)
+            self.guard(depth, item, int, str)
             self.emit(depth, f"{out} = {item} {'not in' if node.op == 'not in' else 'in'} {container}")
             return out
         op = _COMPARE.get(node.op)
@@ -244,35 +282,56 @@ class _Writer:
             raise Unsupported
         left = self.value(node.left, depth)
         right = self.value(node.right, depth)
-        out = self.var()
+        out = self.var(bool)
         if op in ("==", "!="):
             # on JSON values the language's strict == is Python's, except that a boolean
             # equals no number (``values.strict_eq``)
-            self.emit(depth, f"if {left}.__class__ not in _plain or {right}.__class__ not in _plain:")
-            self.emit(depth + 1, self.fail)
-            same = f"({left}.__class__ is _bool) is ({right}.__class__ is _bool) and {left} == {right}"
+            same = self._equal(depth, left, right)
             self.emit(depth, f"{out} = {same}" if op == "==" else f"{out} = not ({same})")
             return out
-        self.emit(
-            depth,
-            f"if {left}.__class__ is not {right}.__class__ or ({left}.__class__ is not _int and {left}.__class__ is not _str):",
-        )
-        self.emit(depth + 1, self.fail)
+        known = self.cls.get(left) or self.cls.get(right)
+        if known in (int, str):
+            self.guard(depth, left, known)
+            self.guard(depth, right, known)
+        else:
+            self.emit(
+                depth,
+                f"if {left}.__class__ is not {right}.__class__ or ({left}.__class__ is not _int and {left}.__class__ is not _str):",
+            )
+            self.emit(depth + 1, self.fail)
         self.emit(depth, f"{out} = {left} {op} {right}")
         return out
+
+    def _equal(self, depth: int, left: str, right: str) -> str:
+        """The expression of ``strict_eq(left, right)``: Python's ``==``, a boolean equal to no
+        number. With a constant of known class on one side, one test or none is needed."""
+        for one, other in ((left, right), (right, left)):
+            cls = self.cls.get(one)
+            if cls is str:  # a string equals only a string: Python's == is exact
+                return f"{other} == {one}"
+            if cls is type(None):
+                return f"{other} is None"
+            if cls is bool:
+                return f"{other} is {one}"
+            if cls is int:
+                return f"({other}.__class__ is not _bool and {other} == {one})"
+        self.emit(depth, f"if {left}.__class__ not in _plain or {right}.__class__ not in _plain:")
+        self.emit(depth + 1, self.fail)
+        return f"({left}.__class__ is _bool) is ({right}.__class__ is _bool) and {left} == {right}"
 
     def _BoolOp(self, node: ir.BoolOp, depth: int) -> str:
         if node.op not in ("and", "or"):
             raise Unsupported
         stop = "False" if node.op == "and" else "True"  # the value that decides the whole
         go = "True" if node.op == "and" else "False"
-        out = self.var()
+        out = self.var(bool)
         self.emit(depth, f"{out} = {stop}")
         level = depth
         for operand in node.operands:
             value = self.value(operand, level)
-            self.emit(level, f"if {value} is not {go} and {value} is not {stop}:")
-            self.emit(level + 1, self.fail)
+            if self.cls.get(value) is not bool:
+                self.emit(level, f"if {value} is not {go} and {value} is not {stop}:")
+                self.emit(level + 1, self.fail)
             self.emit(level, f"if {value} is {go}:")
             level += 1
         self.emit(level, f"{out} = {go}")
@@ -281,8 +340,7 @@ class _Writer:
     def _IfExp(self, node: ir.IfExp, depth: int) -> str:
         test = self.value(node.test, depth)
         out = self.var()
-        self.emit(depth, f"if {test}.__class__ is not _bool:")
-        self.emit(depth + 1, self.fail)
+        self.guard(depth, test, bool)
         self.emit(depth, f"if {test}:")
         body = self.value(node.body, depth + 1)
         self.emit(depth + 1, f"{out} = {body}")
@@ -295,13 +353,13 @@ class _Writer:
         parts = [
             (self.constant(k), self.value(v, depth)) for k, v in zip(node.keys, node.values, strict=True)
         ]
-        out = self.var()
+        out = self.var(dict)
         self.emit(depth, f"{out} = {{{', '.join(f'{k}: {v}' for k, v in parts)}}}")
         return out
 
     def _ListLit(self, node: ir.ListLit, depth: int) -> str:
         items = [self.value(v, depth) for v in node.items]
-        out = self.var()
+        out = self.var(list)
         self.emit(depth, f"{out} = [{', '.join(items)}]")
         return out
 
@@ -310,9 +368,9 @@ class _Writer:
         if node.kind not in ("all", "any", "sum"):
             raise Unsupported
         domain = self.value(node.domain, depth)
-        self.emit(depth, f"if {domain}.__class__ is not _FM:")
-        self.emit(depth + 1, self.fail)
-        out, item = self.var(), self.var()
+        self.guard(depth, domain, FrozenMap)
+        out = self.var(int if node.kind == "sum" else bool)
+        item = self.var()
         self.emit(depth, f"{out} = {'_zero' if node.kind == 'sum' else node.kind == 'all'}")
         self.emit(depth, f"for {item} in {domain}:")
         inner = depth + 1
@@ -321,19 +379,20 @@ class _Writer:
         if node.cond is not None:
             keep = self.value(node.cond, inner)
             self.emit(inner, f"if {keep} is not True:")
-            self.emit(inner + 1, f"if {keep} is not False:")
-            self.emit(inner + 2, self.fail)
+            if self.cls.get(keep) is not bool:
+                self.emit(inner + 1, f"if {keep} is not False:")
+                self.emit(inner + 2, self.fail)
             self.emit(inner + 1, "continue")
         body = self.value(node.body, inner)
         if node.kind == "sum":
-            self.emit(inner, f"if {body}.__class__ is not _int:")
-            self.emit(inner + 1, self.fail)
+            self.guard(inner, body, int)
             self.emit(inner, f"{out} += {body}")
         else:
             decides = "False" if node.kind == "all" else "True"
             self.emit(inner, f"if {body} is not {'True' if node.kind == 'all' else 'False'}:")
-            self.emit(inner + 1, f"if {body} is not {decides}:")
-            self.emit(inner + 2, self.fail)
+            if self.cls.get(body) is not bool:
+                self.emit(inner + 1, f"if {body} is not {decides}:")
+                self.emit(inner + 2, self.fail)
             self.emit(inner + 1, f"{out} = {decides}")
             self.emit(inner + 1, "break")
         self.bound = outer
@@ -342,9 +401,8 @@ class _Writer:
     def _Call(self, node: ir.Call, depth: int) -> str:
         if node.func == "len" and len(node.args) == 1:
             arg = self.value(node.args[0], depth)
-            out = self.var()
-            self.emit(depth, f"if {arg}.__class__ is not _FM and {arg}.__class__ is not _str:")
-            self.emit(depth + 1, self.fail)
+            out = self.var(int)
+            self.guard(depth, arg, FrozenMap, str)
             self.emit(depth, f"{out} = _len({arg})")
             return out
         if node.func == "implies" and len(node.args) == 2:
@@ -357,6 +415,7 @@ def source_of(exprs: Sequence[ir.Expr]) -> tuple[str, list[str], list[Any]]:
     the factory's arguments and the data they are bound to."""
     writer = _Writer()
     writer.emit(0, "_st = env.state")
+    writer.read_state(_reads(exprs), 0)
     for expr in exprs:
         value = writer.value(expr, 0)
         writer.emit(0, f"if {value} is not True:")
@@ -435,6 +494,8 @@ def step_source(spec: StepSpec) -> tuple[str, list[str], list[Any]]:
         test = w.closure(spec.input_test)
         w.emit(0, f"if not {test}(env.input):")
         w.emit(1, "return False")
+    parts = [e for effect in spec.effects for e in (effect.target.key, effect.value) if e is not None]
+    w.read_state(_reads([*spec.requires, *parts]), 0)
     for expr in spec.requires:
         _all_true(w, expr, 0)
     planned = [_plan_write(w, effect, spec.collections) for effect in spec.effects]
@@ -447,6 +508,7 @@ def step_source(spec: StepSpec) -> tuple[str, list[str], list[Any]]:
         w.straight(1)
         for p in planned:
             _write(w, p, depth)
+        w.read_state(_reads([*spec.ensures, *(c for c, _ in spec.rechecks)]), depth)
     if spec.output_test is not None:
         test = w.closure(spec.output_test)
         w.emit(depth, "if _h:")
@@ -487,6 +549,11 @@ def _shape(node: Any) -> Any:
     if isinstance(node, tuple):
         return tuple(_shape(v) for v in node)
     return (type(node).__name__, node)
+
+
+def _reads(exprs: Iterable[ir.Expr]) -> set[str]:
+    """The state variables ``exprs`` read (their free names but ``input`` and ``output``)."""
+    return {n for e in exprs for n in ir.free_names(e)} - {"input", "output"}
 
 
 def _all_true(w: _Writer, expr: ir.Expr, depth: int) -> None:

@@ -175,31 +175,46 @@ INPUTS = st.one_of(
     st.none(),
     st.integers(-2, 2),
     st.fixed_dictionaries(
-        {}, optional={"a": st.integers(-2, 3) | st.text("ab", max_size=2) | st.none(), "k": S.keys}
+        {},
+        optional={
+            "a": st.integers(-2, 3)
+            | st.text("ab", max_size=2)
+            | st.none()
+            | st.booleans()
+            | st.sampled_from([1.0, 0.5]),
+            "k": S.keys,
+        },
     ),
 )
-INPUT_CLAUSES = st.sampled_from(
-    [
-        "input.a > x",
-        "input.a == s",
-        "input.k in c",
-        "not (input.k in c)",
-        "c[input.k].a >= input.a",
-        "input.a + 1 != y",
-        "implies(input.a == 0, b)",
-        "(input.a if b else x) <= 3",
-        "len(c) < input.a",
-        # ill-typed on purpose: the reference calls these undefined, never true
-        "not n",
-        "not input.a",
-        "b and input.a",
-        "input.a or not b",
-        "(input.a if input.a else b) == 1",
-        "input.a == n",
-        "-input.a < x",
-        "c[input.a].ok",
-    ]
-)
+INPUT_TEXTS = [
+    "input.a > x",
+    "input.a == s",
+    "input.k in c",
+    "not (input.k in c)",
+    "c[input.k].a >= input.a",
+    "input.a + 1 != y",
+    "implies(input.a == 0, b)",
+    "(input.a if b else x) <= 3",
+    "len(c) < input.a",
+    "input.a == 1",
+    "input.a != 0",
+    "input.a == true",
+    "input.a != false",
+    'input.a == "a"',
+    "input.a != null",
+    "input.a == input.a",
+    "c[input.k].a == 1",
+    # ill-typed on purpose: the reference calls these undefined, never true
+    "not n",
+    "not input.a",
+    "b and input.a",
+    "input.a or not b",
+    "(input.a if input.a else b) == 1",
+    "input.a == n",
+    "-input.a < x",
+    "c[input.a].ok",
+]
+INPUT_CLAUSES = st.sampled_from(INPUT_TEXTS)
 
 
 @pytest.mark.filterwarnings("ignore::hypothesis.errors.HypothesisWarning")
@@ -218,6 +233,50 @@ def test_generated_code_never_says_true_where_the_reference_does_not(
     env = Env(state, value)
     if _generated(exprs, Env(state, value)):
         assert _reference(exprs, env), texts
+
+
+FIXED_STATES = [
+    FrozenMap(
+        {
+            "x": x,
+            "y": 2,
+            "n": n,
+            "s": "a",
+            "t": "ab",
+            "b": b,
+            "l": [1],
+            "c": FrozenMap(
+                {0: {"a": 1, "ok": True}, 1: {"a": True, "ok": False, "tag": "a"}, 2: {"a": 1.0, "ok": b}}
+            ),
+        }
+    )
+    for x, n, b in ((1, None, True), (0, 1, False), (-1, 0, True))
+]
+FIXED_INPUTS = [
+    None,
+    0,
+    {},
+    *(
+        {"a": a, "k": k}
+        for a in (1, 0, True, False, 1.0, 0.5, "a", "", None, -1)
+        for k in (0, 1, 2, 3, "0", 1.0)
+    ),
+]
+
+
+def test_generated_code_agrees_with_the_reference_on_every_input_clause() -> None:
+    """Exhaustive over the input clauses, a grid of inputs (booleans against numbers, floats,
+    strings, null, missing keys) and a few states: never True where the reference is not, and
+    True wherever the reference is on these plain values."""
+    settled = 0
+    for text in INPUT_TEXTS:
+        expr = [parse_expr(text)]
+        for state in FIXED_STATES:
+            for value in FIXED_INPUTS:
+                ours, theirs = _generated(expr, Env(state, value)), _reference(expr, Env(state, value))
+                assert not ours or theirs, (text, value)
+                settled += ours
+    assert settled > 100
 
 
 @settings(max_examples=200, deadline=None, database=None, derandomize=True)
