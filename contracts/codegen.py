@@ -495,7 +495,8 @@ def step_source(spec: StepSpec) -> tuple[str, list[str], list[Any]]:
         w.emit(0, f"if not {test}(env.input):")
         w.emit(1, "return False")
     parts = [e for effect in spec.effects for e in (effect.target.key, effect.value) if e is not None]
-    w.read_state(_reads([*spec.requires, *parts]), 0)
+    later = [] if spec.effects else [*spec.ensures, *(c for c, _ in spec.rechecks)]  # same state
+    w.read_state(_reads([*spec.requires, *parts, *later]), 0)
     for expr in spec.requires:
         _all_true(w, expr, 0)
     planned = [_plan_write(w, effect, spec.collections) for effect in spec.effects]
