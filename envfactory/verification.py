@@ -681,7 +681,11 @@ class Verifier:
 
 
 def _may_hold_holes(traj: Trajectory) -> bool:
-    """Whether a trajectory holds a ``Hole``: one C-speed serialization in the common case."""
+    """Whether a trajectory holds a ``Hole``: one C-speed serialization in the common case (the
+    reader knows it for steps it streams from a file, which are never held all at once)."""
+    known = getattr(traj.steps, "may_hold_holes", None)
+    if known is not None:
+        return bool(known) or _initial_has_holes(traj)
     try:
         orjson.dumps([traj.initial, [(s.input, s.output) for s in traj.steps]])
     except TypeError:
