@@ -102,8 +102,7 @@ class Fresh:
                 elif schema is not None or self.printable:
                     schema = schema if schema is not None else {}
                     # a literal that the schema rejects cannot be this string's value
-                    fits = [i for t, i in LITERALS.items() if _fits(t, schema)]
-                    self.constraints.append(disj(a.id >= 0, *(a.id == i for i in fits)))
+                    self.constraints.append(_fresh_or_literal(a.id, schema))
                     self.strings.append((a, schema))
                     if self.printable:  # rather a string of its own than one of the contract's words
                         self.cosmetic.append(a.id >= 0)
@@ -144,6 +143,26 @@ class Fresh:
             case T.AnyType():
                 return Opaque("any", z3.Int(name))
         raise unsupported(f"a value of type {typ.describe()} at {name}")
+
+
+def _fresh_or_literal(ident: z3.ArithRef, schema: Any) -> z3.BoolRef:
+    """A string of its own (id >= 0) or one of the contract's literals (ids -1, -2, ...) that the
+    schema admits, as ranges of ids: one bound where every literal fits (a schema with no length
+    or pattern), not a disjunction as long as the contract's vocabulary for every string field."""
+    unconstrained = not isinstance(schema, Mapping) or not any(
+        k in schema for k in ("minLength", "maxLength", "pattern")
+    )
+    fits = sorted((i for t, i in LITERALS.items() if unconstrained or _fits(t, schema)), reverse=True)
+    runs: list[tuple[int, int]] = []  # inclusive id ranges, from -1 downwards
+    for i in fits:
+        if runs and i == runs[-1][0] - 1:
+            runs[-1] = (i, runs[-1][1])
+        else:
+            runs.append((i, i))
+    fresh_low = runs.pop(0)[0] if runs and runs[0][1] == -1 else 0  # the run that joins id 0
+    ranges = [ident >= fresh_low]
+    ranges += [ident == lo if lo == hi else z3.And(ident >= lo, ident <= hi) for lo, hi in runs]
+    return disj(*ranges)
 
 
 def _fits(text: str, schema: Any) -> bool:

@@ -84,7 +84,11 @@ def compile(
     if any(not var.known for var in contract.state.values()):
         start.add(tr.invariants(pre))  # open world: the unknown start keeps the invariants
     queue: deque[Valuation] = deque()
-    for values in _enumerate(start, pre_bits, deadline):
+    try:
+        initial_states = _enumerate(start, pre_bits, deadline)
+    except _Undecided:  # not even the start could be told apart in time: no graph, not a crash
+        raise SolverError("the initial abstract states could not be enumerated within the time limit") from None
+    for values in initial_states:
         node(values, initial=True)
         queue.append(values)
 
