@@ -20,7 +20,7 @@ Imports the contracts layer, the trajectory format and ``solver.bmc`` / ``solver
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import attrs
 import z3
@@ -85,7 +85,7 @@ def base_case(
     depth: int,
     deadline: float,
     unrolling: Unrolling | None = None,
-    slots: int | None = None,
+    slots: int | Mapping[str, int] | None = None,
 ) -> tuple[str, Unrolling]:
     """Is there a path of exactly ``depth`` valid steps whose last state breaks ``prop``?
 
