@@ -44,6 +44,36 @@ class Violation:
         return text
 
 
+def _used_defs(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """The schema with only the ``$defs`` its ``$ref``s reach: a document's bundle is shared by
+    every operation (Stripe: 560 definitions, 800 KB), and compiling all of them for each of 834
+    validators took 20 s and 1.7 GB where the reachable ones take a fraction. Unchanged when a
+    local reference points anywhere but into ``$defs``."""
+    defs = schema.get("$defs")
+    root = {k: v for k, v in schema.items() if k != "$defs"}
+    if not isinstance(defs, Mapping):
+        return dict(schema)
+    reached: set[str] = set()
+    todo: list[Any] = [root]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, Mapping):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#"):
+                if not ref.startswith("#/$defs/"):
+                    return dict(schema)
+                name = ref[len("#/$defs/") :].split("/")[0].replace("~1", "/").replace("~0", "~")
+                if name not in defs:  # an encoding this reading does not know: keep them all
+                    return dict(schema)
+                if name not in reached:
+                    reached.add(name)
+                    todo.append(defs[name])
+            todo.extend(node.values())
+        elif isinstance(node, list):
+            todo.extend(node)
+    return {**root, "$defs": {name: defs[name] for name in defs if name in reached}}
+
+
 def _refuse_retrieval(uri: str) -> Any:
     raise ValueError(f"references are not fetched ({uri})")
 
@@ -70,7 +100,7 @@ class SchemaValidator:
         return self._compiled
 
     def _compile(self) -> Any:
-        compiled = dict(self.schema)
+        compiled = _used_defs(self.schema)
         compiled.setdefault("$schema", _DRAFT_2020)
         try:
             return jsonschema_rs.validator_for(

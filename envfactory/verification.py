@@ -239,6 +239,7 @@ class Verifier:
         self.machine = Machine(contract)
         self._initial: FrozenMap | None = None
         self._initial_ok = False
+        self._solver: Any = None  # envfactory.solver.deadline.Worker, started at the first need
         state = frozenset(contract.state)
         keyed_vars = collection_vars(contract)
         self.invariants: tuple[Invariant, ...] = tuple(
@@ -637,6 +638,7 @@ class Verifier:
         self, traj: Trajectory, reason: str, start: int = 0, state: FrozenMap | None = None
     ) -> Result:
         try:
+            from envfactory.solver.deadline import Stopped, Worker
             from envfactory.solver.feasibility import decide
         except ImportError as err:
             return Result(
@@ -645,14 +647,14 @@ class Verifier:
                 message=f"{reason}; symbolic verification is not available ({err})",
             )
         try:
-            verdict = decide(
-                self.contract,
-                traj,
-                timeout=self.timeout,
-                allow_rejected=self.allow_rejected,
-                start=start,
-                state=state,
-            )
+            if self._solver is None:  # a worker killed at the deadline: Z3's limits are cooperative
+                contract = self.contract
+                self._solver = Worker(
+                    lambda job: decide(
+                        contract, job[0], timeout=job[1], allow_rejected=job[2], start=job[3], state=job[4]
+                    )
+                )
+            verdict = self._solver.call((traj, self.timeout, self.allow_rejected, start, state), self.timeout)
         except SolverError as err:
             return Result(id=traj.id, verdict="unknown", message=f"{reason}; {err.message}")
         except EnvfactoryError as err:
@@ -663,6 +665,8 @@ class Verifier:
                 verdict="unknown",
                 message=f"{reason}; the solver failed ({type(err).__name__}: {err}); please report it",
             )
+        if isinstance(verdict, Stopped):
+            return Result(id=traj.id, verdict="unknown", message=f"{reason}; {verdict.message}")
         return Result(
             id=traj.id,
             verdict=verdict.verdict,

@@ -431,6 +431,10 @@ MUTATIONS = ("boundary", "wrong_type", "boundary", "missing_field", "extra_field
 """How a probe breaks an input schema, drawn uniformly: values just past a field's bounds (its
 pattern, length, range) twice as often as the rest, since each field has its own bounds and
 off-by-one and missing validation hide there."""
+TOOL_MUTATIONS = (*MUTATIONS, "every_field")
+"""The same for a bare tool list, and every field at once the same wrong value (all null): a
+method with no contract may compare two fields with state that is unset too before it reads a
+third, and a tool list has no deep states to spend its probes on instead."""
 
 
 def mutate(value: Any, schema: Mapping[str, Any], kind: str, choice: int, *, allow_non_object: bool) -> Any:
@@ -457,6 +461,9 @@ def mutate(value: Any, schema: Mapping[str, Any], kind: str, choice: int, *, all
     if not names:
         fields["unexpected"] = WRONG_VALUES[choice % len(WRONG_VALUES)]
         return fields
+    if kind == "every_field":
+        wrong = WRONG_VALUES[choice % len(WRONG_VALUES)]
+        return {name: wrong for name in names}
     name = names[choice % len(names)]
     if kind == "boundary":
         outside, edges = boundary_values(props.get(name, {}), schema)

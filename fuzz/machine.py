@@ -19,6 +19,7 @@ every draw the model rejects is sent as well (the call just past a limit is such
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -59,6 +60,11 @@ POOL = 64
 CORPUS_ODDS = 3
 """Two test cases in this many start from a corpus entry, once the corpus has one."""
 STEP_LABEL = 0x5EED_F022
+SLOW_CALL = 0.2
+"""Seconds past which a call that failed (an error, a crash, a hang: none changes the target's
+state) is remembered with the calls before it: the shrinker and later cases replay that same
+sequence, and a target that takes seconds to fail (a hang waits out the whole call limit) would
+spend the budget failing the same way again."""
 
 
 class OpPlan:
@@ -229,7 +235,7 @@ class Case:
             value = inputs.mutate(
                 self.draw(plan, src, breaking=False),
                 plan.op.input_schema,
-                src.pick(inputs.MUTATIONS),
+                src.pick(inputs.MUTATIONS if self.session.stateful else inputs.TOOL_MUTATIONS),
                 src.integer(0, 255),
                 allow_non_object=self.session.allow_non_object,
             )
@@ -407,7 +413,15 @@ class Case:
         if expect is None:
             expect = oracle.judge(session.model, state, op, value)
         session.outcome(op, expect)
-        response = session.target.call(op.name, value)
+        slow = session.slow.get(op.name)
+        memo = self._memo_key(op.name, value) if slow is not None else ""
+        response = slow.get(memo) if slow is not None else None
+        if response is None:
+            started = time.perf_counter()
+            response = session.target.call(op.name, value)
+            if time.perf_counter() - started > SLOW_CALL and not 0 < response.status < 400:
+                # the same sequence again (a shrinking replay, a later case) answers at once
+                session.slow.setdefault(op.name, {})[memo or self._memo_key(op.name, value)] = response
         session.calls += 1
         self.steps.append(Step(op.name, value, response.output, response.status, True))
         if expect.accepted:
@@ -447,6 +461,10 @@ class Case:
         if not self.replaying:  # a replay reports to the shrinker alone
             session.found(finding)
         raise error_for(finding)
+
+    def _memo_key(self, name: str, value: Any) -> str:
+        """The calls of the case so far and this one, as text (exact: integers of any size)."""
+        return repr(([(s.tool, s.input) for s in self.steps], name, value))
 
     def _remember(self, name: str, keys: Any) -> None:
         if not keys:

@@ -35,6 +35,7 @@ from envfactory.fuzz.reach import Prefix
 from envfactory.fuzz.shrink import minimize
 from envfactory.fuzz.steering import Threshold
 from envfactory.fuzz.targets import Target
+from envfactory.statemachine.simulator import Response
 
 MODES = ("valid", "adversarial")
 ENGINES = ("rules", "fast")
@@ -253,6 +254,9 @@ class Session:
         self.thresholds: dict[str, tuple[Threshold, ...]] = {}
         """Each operation's thresholds, read once for the shrinker (``shrink._tied``)."""
         self.state_writes = {name: tuple(sorted(op.writes)) for name, op in closed.operations.items()}
+        self.slow: dict[str, dict[str, Response]] = {}
+        """Per operation, the crashes and hangs that took long, by the case's calls up to them
+        (``machine.SLOW_CALL``): answered again without waiting for the target."""
 
     def elapsed(self) -> float:
         return time.monotonic() - self.started

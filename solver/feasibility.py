@@ -34,6 +34,7 @@ import z3
 from envfactory.contracts import values as V
 from envfactory.contracts.errors import EnvfactoryError, EvaluationError
 from envfactory.contracts.evaluator import Env
+from envfactory.contracts.ir import free_names
 from envfactory.contracts.model import Clause, Contract, Operation, StateVar
 from envfactory.contracts.parser import Effect
 from envfactory.contracts.semantics import Failure, Machine
@@ -192,6 +193,10 @@ def _validates(schemas: Schemas, value: SVal, raw: Any, schema: Any, validator: 
     if _has_hole(raw):
         return schemas.holds(value, schema)
     return validator is None or bool(validator.is_valid(raw))
+
+
+def _parts(effect: Effect) -> list[Any]:
+    return [p for p in (effect.value, effect.target.key) if p is not None]
 
 
 def _loc(clause: Clause | Effect | None) -> str | None:
@@ -440,8 +445,11 @@ class _Decider:
                 explained.append(not_(held))
         all_hold = and_(*every)
         stuck: Term = False
-        if all_hold is not False:
-            _, effects = apply_effects(encoder, op.effects, state, value, NULL)
+        if all_hold is not False and input_ok is not False:
+            # a refused call has no output: effects keyed by or made of it never ran, so only
+            # the others may be what refused it (issue 20 item 8)
+            ran = [e for e in op.effects if not any("output" in free_names(p) for p in _parts(e))]
+            _, effects = apply_effects(encoder, ran, state, value, NULL)
             stuck = not_(and_(*(t for _, t in effects)))
         refused = or_(not_(input_ok), and_(input_ok, or_(or_all(explained), and_(all_hold, stuck))))
         text = f"was answered with status {step.status}, which no false check of this call explains"

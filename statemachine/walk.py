@@ -49,6 +49,10 @@ DRAWS = 8
 WINDOW = 512
 """Walks handed out at a time; trajectory ``i`` is its first attempt that is not a duplicate of
 an earlier trajectory, so the window (and the number of workers) never changes the output."""
+EXPLORE_TRIES = 8_000
+"""Operations tried per exploration at most (states expanded x operations): a contract with a
+handful of operations keeps every one of its 400 states; Stripe (417) expands 19, so that
+``generate`` costs in proportion to the document rather than 400 x 417 simulated calls."""
 Call = tuple[str, Any]
 Path = tuple[str, ...]
 
@@ -64,6 +68,13 @@ class InputDrawer:
         collections = frozenset(n for n, v in contract.state.items() if v.collection)
         self.uses = {name: key_uses(op, collections) for name, op in contract.operations.items()}
         self.constants = {name: _constants(op) for name, op in contract.operations.items()}
+        self._numbers: tuple[FrozenMap, list[int]] | None = None
+
+    def numbers(self, state: FrozenMap) -> list[int]:
+        """``_numbers(state)``, once per state (exploration draws for every operation in one)."""
+        if self._numbers is None or self._numbers[0] is not state:
+            self._numbers = (state, _numbers(state))
+        return self._numbers[1]
 
     def draw(
         self,
@@ -75,7 +86,7 @@ class InputDrawer:
     ) -> Any:
         """One input for ``op`` in ``state`` (``sampler`` shares one Faker seeding across draws)."""
         sampler = sampler if sampler is not None else Sampler(rng)
-        sampler.numbers = numbers if numbers is not None else _numbers(state) + self.constants[op.name]
+        sampler.numbers = numbers if numbers is not None else self.numbers(state) + self.constants[op.name]
         value = sampler.value(op.input_schema, op.input_schema)
         for use in self.uses[op.name]:
             collection = state.get(use.collection)
@@ -104,7 +115,7 @@ class InputDrawer:
         op = self.contract.operations[tool]
         sampler = sampler if sampler is not None else Sampler(rng)
         state = sim.state
-        numbers = _numbers(state) + self.constants[op.name]
+        numbers = self.numbers(state) + self.constants[op.name]
         starved = any(use.fresh is False and not state.get(use.collection) for use in self.uses[op.name])
         for _ in range(1 if starved else draws):
             value = self.draw(op, state, rng, sampler, numbers)
@@ -255,6 +266,7 @@ def explore(
     operations: dict[str, tuple[Call, ...]] = {}
     graph_edges: dict[Edge, tuple[Call, ...]] = {}
     tools = sorted(contract.operations)
+    max_states = min(max_states, max(2, EXPLORE_TRIES // max(len(tools), 1)))
     while queue:
         sim, path = queue.popleft()
         if len(path) >= max_depth:

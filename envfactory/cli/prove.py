@@ -6,6 +6,8 @@ file whose every step is valid but the last state breaks the invariant); 3 "unkn
 
 from __future__ import annotations
 
+import time
+
 import click
 
 from envfactory.cli._common import (
@@ -34,7 +36,7 @@ from envfactory.contracts import load
 @click.option("--depth", type=click.IntRange(min=1, max=32), default=4, show_default=True, help="Largest k.")
 @output_option("Trajectory file for the counterexample (JSON Lines; '-' for stdout).")
 @slots_option(3, 8, "Entries per collection in the induction step (the small-model bound).")
-@timeout_option(60.0)
+@timeout_option(60.0, "Seconds for the whole proof, encoding included: past them, exit 3.")
 @contract_options
 def command(
     contract: str,
@@ -48,19 +50,25 @@ def command(
 ) -> int:
     """Prove CONTRACT's invariants (or --invariant) by k-induction, or find the shortest counterexample."""
 
+    from envfactory.solver.deadline import Stopped, bounded, stopped
     from envfactory.solver.induction import prove
+    from envfactory.solver.transition import state_predicate
 
+    started = time.monotonic()
     loaded = load(contract, with_state=with_state, closed_world=closed_world)
+    # an invariant that cannot be read is exit 2, here; the rest in a worker killed at the deadline
+    prop = None if invariant is None else state_predicate(loaded, invariant, "invariant")
+    left = max(timeout - (time.monotonic() - started), 0.01)
     with console(stderr=True).status("proving: k = 0") as status:
-        result = prove(
-            loaded,
-            invariant,
-            depth=depth,
-            slots=slots,
-            timeout=timeout,
+        result = bounded(
+            lambda report: prove(loaded, prop, depth=depth, slots=slots, timeout=left, progress=report),
+            left,
             progress=lambda k: status.update(f"proving: k = {k} of {depth}"),
         )
     stdout = messages_console(out)
+    if isinstance(result, Stopped):
+        stdout.print(f"unknown up to depth {depth}: {stopped(result, timeout)}", markup=False)
+        return EXIT_UNDECIDED
     if result.status == "proved":
         stdout.print(result.message(), markup=False)
         return EXIT_OK

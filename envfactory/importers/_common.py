@@ -211,6 +211,23 @@ def text_of(content: Any) -> str | None:
     return None
 
 
+def each_block(
+    messages: list[Any], field: str = "content", name: str = "messages", what: str = "a message"
+) -> Iterator[tuple[int, dict[str, Any], str, dict[str, Any]]]:
+    """``(message index, message, path, block)`` for each object in each message's ``field`` list
+    (Anthropic and Bedrock content blocks, Gemini parts); text-only messages have none."""
+    for i, message in enumerate(messages):
+        where = f"{name}[{i}]"
+        if not isinstance(message, dict):
+            raise Problem(f"{where}: {what} must be an object")
+        blocks = message.get(field)
+        if not isinstance(blocks, list):
+            continue
+        for j, block in enumerate(blocks):
+            if isinstance(block, dict):
+                yield i, message, f"{where}.{field}[{j}]", block
+
+
 class PendingStep:
     """A tool call whose result may arrive later in the log."""
 

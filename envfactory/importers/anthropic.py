@@ -20,6 +20,7 @@ from envfactory.importers._common import (
     PendingStep,
     Problem,
     check_value,
+    each_block,
     import_records,
     require_str,
     text_of,
@@ -57,29 +58,19 @@ def _messages(record: Any) -> list[Any] | None:
 
 def _import(tid: str, messages: list[Any], location: Location) -> Trajectory:
     log = CallLog()
-    for i, message in enumerate(messages):
-        where = f"messages[{i}]"
-        if not isinstance(message, dict):
-            raise Problem(f"{where}: a message must be an object")
-        content = message.get("content")
-        if not isinstance(content, list):
-            continue  # plain text
-        for j, block in enumerate(content):
-            bwhere = f"{where}.content[{j}]"
-            if not isinstance(block, dict):
-                continue
-            kind = block.get("type")
-            if kind in _CALLS:
-                if message.get("role") != "assistant":
-                    raise Problem(f"{bwhere}: a tool_use block in a {message.get('role')!r} message")
-                name = require_str(block, "name", bwhere)
-                meta: dict[str, Any] = {"message": i}
-                value = tool_input(block.get("input"), f"{bwhere}.input", location, meta)
-                log.call(PendingStep(name, value, meta), block.get("id"), f"{bwhere}.id", "tool_use_id")
-            elif kind in _RESULTS:
-                target = log.result_for(block.get("tool_use_id"), bwhere)
-                if target is not None:
-                    _set_result(target, block, bwhere, location)
+    for i, message, bwhere, block in each_block(messages):
+        kind = block.get("type")
+        if kind in _CALLS:
+            if message.get("role") != "assistant":
+                raise Problem(f"{bwhere}: a tool_use block in a {message.get('role')!r} message")
+            name = require_str(block, "name", bwhere)
+            meta: dict[str, Any] = {"message": i}
+            value = tool_input(block.get("input"), f"{bwhere}.input", location, meta)
+            log.call(PendingStep(name, value, meta), block.get("id"), f"{bwhere}.id", "tool_use_id")
+        elif kind in _RESULTS:
+            target = log.result_for(block.get("tool_use_id"), bwhere)
+            if target is not None:
+                _set_result(target, block, bwhere, location)
     return log.finish(tid, location, FORMAT)
 
 

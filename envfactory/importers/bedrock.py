@@ -16,8 +16,8 @@ from envfactory.contracts.errors import Location, TrajectoryError
 from envfactory.importers._common import (
     CallLog,
     PendingStep,
-    Problem,
     check_value,
+    each_block,
     import_records,
     require_str,
     text_of,
@@ -65,29 +65,17 @@ def _messages(record: Any) -> list[Any] | None:
 
 def _import(tid: str, messages: list[Any], location: Location) -> Trajectory:
     log = CallLog()
-    for i, message in enumerate(messages):
-        where = f"messages[{i}]"
-        if not isinstance(message, dict):
-            raise Problem(f"{where}: a message must be an object")
-        content = message.get("content")
-        if not isinstance(content, list):
-            continue
-        for j, block in enumerate(content):
-            bwhere = f"{where}.content[{j}]"
-            if not isinstance(block, dict):
-                continue
-            use, result = block.get("toolUse"), block.get("toolResult")
-            if isinstance(use, dict):
-                name = require_str(use, "name", f"{bwhere}.toolUse")
-                meta: dict[str, Any] = {"message": i}
-                value = tool_input(use.get("input"), f"{bwhere}.toolUse.input", location, meta)
-                log.call(
-                    PendingStep(name, value, meta), use.get("toolUseId"), f"{bwhere}.toolUse", "tool_use_id"
-                )
-            elif isinstance(result, dict):
-                target = log.result_for(result.get("toolUseId"), bwhere)
-                if target is not None:
-                    _set_result(target, result, f"{bwhere}.toolResult", location)
+    for i, _message, bwhere, block in each_block(messages):
+        use, result = block.get("toolUse"), block.get("toolResult")
+        if isinstance(use, dict):
+            name = require_str(use, "name", f"{bwhere}.toolUse")
+            meta: dict[str, Any] = {"message": i}
+            value = tool_input(use.get("input"), f"{bwhere}.toolUse.input", location, meta)
+            log.call(PendingStep(name, value, meta), use.get("toolUseId"), f"{bwhere}.toolUse", "tool_use_id")
+        elif isinstance(result, dict):
+            target = log.result_for(result.get("toolUseId"), bwhere)
+            if target is not None:
+                _set_result(target, result, f"{bwhere}.toolResult", location)
     return log.finish(tid, location, FORMAT)
 
 

@@ -21,6 +21,7 @@ from envfactory.importers._common import (
     PendingStep,
     Problem,
     check_value,
+    each_block,
     import_records,
     require_str,
     tool_input,
@@ -82,40 +83,28 @@ def _part(part: dict[str, Any], keys: tuple[str, ...]) -> tuple[str, Any] | None
 
 def _import(tid: str, contents: list[Any], location: Location) -> Trajectory:
     log = CallLog()
-    for i, content in enumerate(contents):
-        where = f"contents[{i}]"
-        if not isinstance(content, dict):
-            raise Problem(f"{where}: a content must be an object")
-        parts = content.get("parts")
-        if not isinstance(parts, list):
+    for i, _content, pwhere, part in each_block(contents, "parts", "contents", "a content"):
+        call = _part(part, CALL_KEYS)
+        if call is not None:
+            key, value = call
+            if not isinstance(value, dict):
+                raise Problem(f"{pwhere}.{key}: must be an object with 'name' and 'args'")
+            name = require_str(value, "name", f"{pwhere}.{key}")
+            meta: dict[str, Any] = {"content": i}
+            args = tool_input(value.get("args"), f"{pwhere}.{key}.args", location, meta)
+            log.call(PendingStep(name, args, meta), value.get("id"), f"{pwhere}.{key}.id", "call_id")
             continue
-        for j, part in enumerate(parts):
-            if not isinstance(part, dict):
-                continue
-            pwhere = f"{where}.parts[{j}]"
-            call = _part(part, CALL_KEYS)
-            if call is not None:
-                key, value = call
-                if not isinstance(value, dict):
-                    raise Problem(f"{pwhere}.{key}: must be an object with 'name' and 'args'")
-                name = require_str(value, "name", f"{pwhere}.{key}")
-                meta: dict[str, Any] = {"content": i}
-                args = tool_input(value.get("args"), f"{pwhere}.{key}.args", location, meta)
-                log.call(PendingStep(name, args, meta), value.get("id"), f"{pwhere}.{key}.id", "call_id")
-                continue
-            answer = _part(part, RESPONSE_KEYS)
-            if answer is not None:
-                key, value = answer
-                if not isinstance(value, dict):
-                    raise Problem(f"{pwhere}.{key}: must be an object with 'name' and 'response'")
-                own = value.get("id")
-                target = (
-                    log.result_for(own, pwhere)
-                    if isinstance(own, str)
-                    else log.result_by_name(value.get("name"))
-                )
-                if target is not None:
-                    _set_result(target, value.get("response"), f"{pwhere}.{key}.response", location)
+        answer = _part(part, RESPONSE_KEYS)
+        if answer is not None:
+            key, value = answer
+            if not isinstance(value, dict):
+                raise Problem(f"{pwhere}.{key}: must be an object with 'name' and 'response'")
+            own = value.get("id")
+            target = (
+                log.result_for(own, pwhere) if isinstance(own, str) else log.result_by_name(value.get("name"))
+            )
+            if target is not None:
+                _set_result(target, value.get("response"), f"{pwhere}.{key}.response", location)
     return log.finish(tid, location, FORMAT)
 
 

@@ -81,7 +81,7 @@ def test_generators_cover_schema_keywords(schema):
     check()
 
 
-@pytest.mark.parametrize("kind", sorted(set(inputs.MUTATIONS)))
+@pytest.mark.parametrize("kind", sorted(set(inputs.TOOL_MUTATIONS)))
 def test_mutations_break_a_valid_input(kind):
     op = CONTRACTS["bank"].operations["transfer"]
     valid = {"source": "AB01", "target": "AB02", "amount": 5}

@@ -7,6 +7,7 @@ limit only has to be longer than a plain call takes.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -103,3 +104,52 @@ def test_the_memory_limit_counts_from_what_the_worker_inherits(
         reserved.close()
     assert response.status == 200 and response.output == {"size": 256 << 20}
     assert "memory" in (hogged.error or "")
+
+
+SLOW_IMPL = """\
+import time
+
+RAN = []
+
+
+class Slow:
+    def wait(self, n):
+        if isinstance(n, int) and not isinstance(n, bool) and n > 3:
+            RAN.append(n)
+            time.sleep(0.03)  # slower than the SLOW_CALL the test sets, however fast the machine
+            raise ValueError("too many")
+        return {"n": n}
+"""
+
+
+@pytest.mark.timeout(300)
+def test_a_slow_failure_is_not_waited_out_again_for_the_same_calls(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The shrinker replays a failing sequence many times; a call that took long to fail answers
+    from memory when the same calls lead up to it again. The memory changes no answer, so the
+    run is the same with it and without it, but for how often the target waits."""
+    from envfactory.fuzz import machine
+
+    (tmp_path / "slow.yaml").write_text(
+        'envfactory: "1"\ninfo: {title: Slow, version: "1"}\nstate: {}\noperations:\n'
+        "  wait:\n    input: {type: object, properties: {n: {type: integer}}, required: [n]}\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "slow_impl.py").write_text(SLOW_IMPL, encoding="utf-8")
+    contract = envfactory.load(tmp_path / "slow.yaml")
+    runs = []
+    for slow_call in (0.02, float("inf")):  # with the memory, and without it
+        monkeypatch.setattr(machine, "SLOW_CALL", slow_call)
+        target = open_target(f"python:{tmp_path / 'slow_impl.py'}:Slow", contract)
+        ran = sys.modules[target.factory.__module__].RAN
+        ran.clear()
+        try:
+            summary = fuzz(contract, target, seed=0, max_examples=20, steps=3, kinds=["crash"])
+        finally:
+            target.close()
+        runs.append((summary, len(ran)))
+    (remembered, waited), (plain, waited_without) = runs
+    assert [(f.kind, len(f.steps)) for f in remembered.findings] == [("crash", 1)]
+    assert remembered.findings == plain.findings and remembered.calls == plain.calls
+    assert 0 < waited < waited_without
