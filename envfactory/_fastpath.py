@@ -44,6 +44,7 @@ class Plan:
     output_valid: Callable[[Any], Any] | None
     requires_all: Callable[[Env], bool] | None = None  # generated: True when every requires surely holds
     ensures_all: Callable[[Env], bool] | None = None  # the same for the ensures (``contracts.codegen``)
+    step: Callable[[Env, Run, bool], bool] | None = None  # the generated checker of a whole step
 
 
 SCHEMA_TRIPS = (ValueError, TypeError, OverflowError)

@@ -199,13 +199,56 @@ def _esc(text: str) -> str:
     return escape(safe_text(text))
 
 
+Line = list[tuple[str, str | None]]
+"""One line of the text report: its segments of raw text (not escaped), each with its style."""
+
+
+def _markup(line: Line) -> str:
+    """A line as rich markup, hostile text escaped."""
+    return "".join(f"[{style}]{_esc(text)}[/{style}]" if style else _esc(text) for text, style in line)
+
+
+def _head(result: Result) -> Line:
+    style = _STYLE.get(result.verdict, "white")
+    head: Line = [(f"{result.verdict.upper():<10}", style), (" " + result.id, None)]
+    if result.verdict == "invalid":
+        head += [(f"  step {result.step} {result.operation or ''} ", None), (result.kind or "", "bold")]
+    return head
+
+
 def result_line(result: Result) -> str:
     """One line of rich markup for a result (hostile text escaped)."""
-    style = _STYLE.get(result.verdict, "white")
-    head = f"[{style}]{result.verdict.upper():<10}[/{style}] {_esc(result.id)}"
+    return _markup(_head(result))
+
+
+def _lines(result: Result) -> list[Line]:
+    """Every line of a result in the text report: the head, and for a problem its detail."""
+    lines = [_head(result)]
+    if result.verdict == "valid":
+        return lines
+    indent = "    "
+    where = (
+        f"{result.location}: "
+        if result.verdict == "unreadable" and result.location not in (None, result.id)
+        else ""
+    )
+    lines.append([(indent + where + result.message, None)])
     if result.verdict == "invalid":
-        head += f"  step {result.step} {_esc(result.operation or '')} [bold]{_esc(result.kind or '')}[/bold]"
-    return head
+        if result.clause:
+            where = f"  ({result.location})" if result.location else ""
+            lines.append([(indent, None), ("clause:", "dim"), (f" {result.clause}{where}", None)])
+        for key, value in list(result.values.items())[:8]:
+            shown = json.dumps(value, ensure_ascii=False, default=str)
+            if len(shown) > 100:
+                shown = shown[:97] + "..."
+            lines.append([(indent, None), (f"{key} =", "dim"), (f" {shown}", None)])
+    if result.witness:
+        shown = json.dumps(result.to_json()["witness"], ensure_ascii=False)
+        lines.append([(indent, None), ("witness:", "dim"), (f" {shown[:300]}", None)])
+    if result.core:
+        for item in result.core[:8]:
+            lines.append([(indent, None), ("core:", "dim"), (f" {json.dumps(item, default=str)}", None)])
+    return lines
 
 
 def write_text(
@@ -239,11 +282,21 @@ def write_text(
     else:
         plain = _plain_write(console)
         for result in tally(results, summary):
-            if plain is not None and result.verdict == "valid" and _plain_id(result.id):
-                if show_valid:
-                    plain(_VALID + safe_text(result.id) + "\n")
-            else:
-                _print_result(console, result, show_valid)
+            if result.ok and not show_valid:
+                continue
+            if plain is not None and result.verdict == "valid":
+                shown = safe_text(result.id)
+                if _plain_text(shown):
+                    plain(_VALID + shown + "\n")  # the common case, without a list
+                    continue
+            lines = _lines(result)
+            if plain is not None:
+                parts = [[safe_text(t) for t, _ in line] for line in lines]
+                if all(_plain_text(part) for line in parts for part in line):
+                    plain("".join("".join(line) + "\n" for line in parts))
+                    continue
+            for line in lines:
+                console.print(_markup(line), highlight=False)
     summary.finish()
     console.print(summary_table(summary))
     return summary
@@ -262,41 +315,25 @@ def _plain_write(console: Any) -> Any:
     return console.file.write
 
 
-def _plain_id(text: str) -> bool:
-    """Whether rich prints ``text`` as it is once escaped: no ``:emoji:`` codes to replace, no
-    tabs to expand, no backslash that its escaping doubles before markup (anything else it prints
-    verbatim, without wrapping, on a soft-wrap console; tests/verify/test_verify_report_plain.py)."""
-    return ":" not in text and "\t" not in text and "\\" not in text
+def _plain_text(text: str) -> bool:
+    """Whether rich prints ``text`` (one segment of markup) as it is once escaped: no emoji code
+    it replaces (``:smile:``), no tabs to expand, no backslash that its escaping doubles before
+    markup; anything else it prints verbatim, without wrapping, on a soft-wrap console
+    (tests/verify/test_verify_report_plain.py)."""
+    if "\t" in text or "\\" in text:
+        return False
+    if ":" not in text:
+        return True
+    from rich.emoji import Emoji
+
+    return Emoji.replace(text) == text
 
 
 def _print_result(console: Any, result: Result, show_valid: bool) -> None:
     if result.ok and not show_valid:
         return
-    console.print(result_line(result), highlight=False)
-    if result.verdict == "valid":
-        return
-    indent = "    "
-    where = (
-        f"{result.location}: "
-        if result.verdict == "unreadable" and result.location not in (None, result.id)
-        else ""
-    )
-    console.print(indent + _esc(where + result.message), highlight=False)
-    if result.verdict == "invalid":
-        if result.clause:
-            where = f"  ({_esc(result.location)})" if result.location else ""
-            console.print(f"{indent}[dim]clause:[/dim] {_esc(result.clause)}{where}", highlight=False)
-        for key, value in list(result.values.items())[:8]:
-            shown = json.dumps(value, ensure_ascii=False, default=str)
-            if len(shown) > 100:
-                shown = shown[:97] + "..."
-            console.print(f"{indent}[dim]{_esc(key)} =[/dim] {_esc(shown)}", highlight=False)
-    if result.witness:
-        shown = json.dumps(result.to_json()["witness"], ensure_ascii=False)
-        console.print(f"{indent}[dim]witness:[/dim] {_esc(shown[:300])}", highlight=False)
-    if result.core:
-        for item in result.core[:8]:
-            console.print(f"{indent}[dim]core:[/dim] {_esc(json.dumps(item, default=str))}", highlight=False)
+    for line in _lines(result):
+        console.print(_markup(line), highlight=False)
 
 
 def summary_table(summary: Summary) -> Any:

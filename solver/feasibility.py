@@ -205,10 +205,18 @@ def _loc(clause: Clause | Effect | None) -> str | None:
 
 class _Decider:
     def __init__(
-        self, contract: Contract, trajectory: Trajectory, timeout: float, allow_rejected: bool
+        self,
+        contract: Contract,
+        trajectory: Trajectory,
+        timeout: float,
+        allow_rejected: bool,
+        start: int = 0,
+        state: Mapping[str, Any] | None = None,
     ) -> None:
         self.contract = contract
         self.trajectory = trajectory
+        self.first = start if state is not None else 0
+        self.state = state
         self.timeout = max(float(timeout), 0.001)
         self.allow_rejected = allow_rejected
         self.start = time.monotonic()
@@ -224,6 +232,10 @@ class _Decider:
         )
 
     def _initial(self, enc: _Encoding, encoder: Encoder, preset: Mapping[str, list[Term]]) -> None:
+        if self.state is not None:  # the concrete pre-state of step ``start``, every variable known
+            for name, var in self.contract.state.items():
+                enc.initial[name] = Py(self.state[name], self._key_kind(var) if var.collection else None)
+            return
         overrides = self.trajectory.initial or {}
         unknown = sorted(set(overrides) - set(self.contract.state))
         if unknown:
@@ -288,9 +300,10 @@ class _Decider:
         enc.sticky = list(tracker.inexact)
         state: dict[str, SVal] = dict(enc.initial)
         steps = self.trajectory.steps
-        if len(steps) > MAX_STEPS:
+        if len(steps) - self.first > MAX_STEPS:
             raise Unsupported(f"the trajectory has {len(steps)} steps; the solver takes at most {MAX_STEPS}")
-        for i, step in enumerate(steps):
+        for i in range(self.first, len(steps)):
+            step = steps[i]
             if time.monotonic() > self.deadline:
                 raise Budget(f"encoding took longer than the {self.timeout:g} s time limit")
             op = self.contract.operations.get(step.tool)
@@ -446,7 +459,7 @@ class _Decider:
 
     def build(self) -> _Encoding:
         """Encode; for open-world collections, re-encode until every key read has an initial slot."""
-        open_world = any(
+        open_world = self.state is None and any(
             var.collection and not var.known and var.name not in (self.trajectory.initial or {})
             for var in self.contract.state.values()
         )
@@ -785,11 +798,21 @@ def _short(value: Any) -> str:
 
 
 def decide(
-    contract: Contract, trajectory: Trajectory, *, timeout: float = 5.0, allow_rejected: bool = False
+    contract: Contract,
+    trajectory: Trajectory,
+    *,
+    timeout: float = 5.0,
+    allow_rejected: bool = False,
+    start: int = 0,
+    state: Mapping[str, Any] | None = None,
 ) -> SymbolicVerdict:
-    """Decide whether any completion of the trajectory's unknowns verifies (module docstring)."""
+    """Decide whether any completion of the trajectory's unknowns verifies (module docstring).
+
+    ``state``, when given, is the concrete state before step ``start`` (every variable known),
+    as the concrete verifier computed it through the steps before, which hold no unknowns and
+    passed every check: encoding starts there (issue 17 item 5)."""
     try:
-        return _Decider(contract, trajectory, timeout, allow_rejected).run()
+        return _Decider(contract, trajectory, timeout, allow_rejected, start, state).run()
     except Budget as err:
         return SymbolicVerdict(
             "unknown", message=f"too large for the solver within its limits: {err.message}"

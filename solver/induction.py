@@ -20,7 +20,7 @@ Imports the contracts layer, the trajectory format and ``solver.bmc`` / ``solver
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import attrs
 import z3
@@ -79,20 +79,31 @@ def _property(contract: Contract, invariant: str | Clause | None) -> tuple[list[
 
 
 def base_case(
-    contract: Contract, prop: Sequence[Clause], own: bool, depth: int, deadline: float
+    contract: Contract,
+    prop: Sequence[Clause],
+    own: bool,
+    depth: int,
+    deadline: float,
+    unrolling: Unrolling | None = None,
+    slots: int | Mapping[str, int] | None = None,
 ) -> tuple[str, Unrolling]:
-    """Is there a path of exactly ``depth`` valid steps whose last state breaks ``prop``?"""
-    unrolling = Unrolling(
-        contract,
-        slots=slots_needed(contract, depth),
-        timeout=max(0.0, deadline - time.monotonic()),
-        extra=prop,
-    )
+    """Is there a path of exactly ``depth`` valid steps whose last state breaks ``prop``?
+
+    ``unrolling``: the one this returned for a smaller depth, extended here instead of unrolled
+    afresh (``prove`` goes through k = 0, 1, 2, ... on one incremental solver, as ``plan`` does);
+    ``slots``: the collection slots a new one gets (enough for the deepest depth asked)."""
+    if unrolling is None:
+        unrolling = Unrolling(
+            contract,
+            slots=slots if slots is not None else slots_needed(contract, depth),
+            timeout=max(0.0, deadline - time.monotonic()),
+            extra=prop,
+        )
+        if any(not var.known for var in contract.state.values()):
+            # open world: the server's unknown starting state is assumed to keep the invariants
+            unrolling.add(unrolling.transition.invariants(unrolling.states[0]))
     tr = unrolling.transition
-    if any(not var.known for var in contract.state.values()):
-        # open world: the server's unknown starting state is assumed to keep the invariants
-        unrolling.add(tr.invariants(unrolling.states[0]))
-    for _ in range(depth):
+    while unrolling.depth < depth:
         previous = unrolling.states[-1]
         unrolling.add(tr.invariants(previous), tr.invariants(previous, prop))
         unrolling.extend()
@@ -111,18 +122,21 @@ def step_case(
     slots: int,
     deadline: float,
     dropped: dict[str, str] | None = None,
-) -> str:
-    """Can ``k`` valid steps from any state, ``prop`` holding on the first ``k``, break it?"""
-    unrolling = Unrolling(
-        contract,
-        slots=slots,
-        initial=False,
-        timeout=max(0.0, deadline - time.monotonic()),
-        tag="i",
-        extra=prop,
-    )
+    unrolling: Unrolling | None = None,
+) -> tuple[str, Unrolling]:
+    """Can ``k`` valid steps from any state, ``prop`` holding on the first ``k``, break it?
+    (``unrolling``: the one this returned for a smaller ``k``, extended here.)"""
+    if unrolling is None:
+        unrolling = Unrolling(
+            contract,
+            slots=slots,
+            initial=False,
+            timeout=max(0.0, deadline - time.monotonic()),
+            tag="i",
+            extra=prop,
+        )
     tr = unrolling.transition
-    for _ in range(k):
+    while unrolling.depth < k:
         previous = unrolling.states[-1]
         unrolling.add(tr.invariants(previous), tr.invariants(previous, prop))
         unrolling.extend()
@@ -130,7 +144,7 @@ def step_case(
     extra = [] if own else [tr.invariants(last)]
     if dropped is not None:
         dropped.update(tr.dropped)
-    return str(unrolling.check(z3.Not(tr.invariants(last, prop)), *extra))
+    return str(unrolling.check(z3.Not(tr.invariants(last, prop)), *extra)), unrolling
 
 
 def prove(
@@ -164,11 +178,16 @@ def prove(
     if not prop:
         return done("proved", k=0)
     undecided: str | None = None
+    base_run: Unrolling | None = None  # one incremental unrolling each, extended a step per k
+    step_run: Unrolling | None = None
     try:
         for k in range(0, depth + 1):
             if progress is not None:
                 progress(k)
-            base, unrolling = base_case(contract, prop, own, k, deadline)
+            base, unrolling = base_case(
+                contract, prop, own, k, deadline, base_run, slots_needed(contract, depth)
+            )
+            base_run = unrolling
             dropped.update(unrolling.transition.dropped)
             if base == "sat":
                 return _counterexample(contract, prop, own, unrolling, done)
@@ -179,7 +198,7 @@ def prove(
                 return done("unknown", reason=f"solver gave up on paths of {k} steps (time-out)")
             if k == 0 or undecided is not None:
                 continue
-            step = step_case(contract, prop, own, k, slots, deadline, dropped)
+            step, step_run = step_case(contract, prop, own, k, slots, deadline, dropped, step_run)
             if step == "unsat":
                 return done("proved", k=k)
             if step == "unknown":

@@ -28,6 +28,7 @@ from envfactory.trajectory._jsonl import MAX_DOCUMENT_BYTES, read_trajectories, 
 from envfactory.trajectory._jsonlist import holds_native_list, list_items, parse_list_item
 from envfactory.trajectory._model import Hole, Step, Trajectory, iter_holes
 from envfactory.trajectory._shape import parse_trajectory
+from envfactory.trajectory._stream import STREAM_BYTES, StreamedSteps, holds_large_native_object
 from envfactory.trajectory._values import MAX_DEPTH, check_value
 from envfactory.trajectory._writer import dumps_jsonl, dumps_trajectory, to_json, write_trajectories
 
@@ -71,12 +72,15 @@ __all__ = [
     "MAX_DOCUMENT_BYTES",
     "MAX_LINE_BYTES",
     "SCHEMA_ID",
+    "STREAM_BYTES",
     "Hole",
     "Step",
+    "StreamedSteps",
     "Trajectory",
     "check_value",
     "dumps_jsonl",
     "dumps_trajectory",
+    "holds_large_native_object",
     "holds_native_list",
     "iter_holes",
     "list_items",

@@ -19,6 +19,7 @@ from envfactory.trajectory._decode import _BOM, MAX_LINE_BYTES, decode_json, jso
 from envfactory.trajectory._jsonlist import _stream_list
 from envfactory.trajectory._model import Trajectory
 from envfactory.trajectory._shape import _build, _stem, parse_trajectory
+from envfactory.trajectory._stream import STREAM_BYTES, stream_document
 from envfactory.trajectory._values import _type_word
 
 MAX_DOCUMENT_BYTES = 256 << 20
@@ -62,7 +63,8 @@ def read_trajectories(path: Path | str) -> Iterator[Trajectory | TrajectoryError
     its place. A ``.json`` file holding a list is streamed item by item (each item at most
     ``MAX_LINE_BYTES``, located at the line where it starts); a ``.json`` file holding one
     trajectory is read whole (at most ``MAX_DOCUMENT_BYTES``; one that is really JSON Lines reads
-    too); any other file is JSON Lines, read line by line in memory bounded by ``MAX_LINE_BYTES``."""
+    too; one larger than ``STREAM_BYTES`` has its steps streamed, ``envfactory.trajectory._stream``);
+    any other file is JSON Lines, read line by line in memory bounded by ``MAX_LINE_BYTES``."""
     name = str(path)
     if Path(path).suffix.lower() != ".json":
         yield from _read_lines(path)
@@ -82,6 +84,14 @@ def read_trajectories(path: Path | str) -> Iterator[Trajectory | TrajectoryError
             return
     except OSError as err:
         yield TrajectoryError.unreadable_file(err, Location(name))
+        return
+    try:
+        large = Path(path).stat().st_size > STREAM_BYTES
+    except OSError:
+        large = False
+    streamed = stream_document(path) if large else None
+    if streamed is not None:  # one large object: its steps stream (issue 20 item 7)
+        yield from streamed
         return
     data = read_document(path, "a .json file holding one object")
     if isinstance(data, TrajectoryError):

@@ -150,14 +150,16 @@ def _skip_object(data: bytes, view: memoryview, begin: int, guess: int, plain: b
         return end
 
 
-def _list_items(path: Path | str) -> Generator[tuple[int, bytes] | TrajectoryError, None, None]:
+def _list_items(
+    path: Path | str, offset: int = 0, line: int = 1, nested: bool = False
+) -> Generator[tuple[int, bytes] | TrajectoryError, None, None]:
     """``(line, bytes)`` of each top-level item of a JSON list, read in chunks. An object item is
     skipped by orjson (``_skip_object``); otherwise one regular expression finds the brackets,
     braces and commas and skips whole strings (C speed), and Python counts the nesting. Memory stays bounded by one item (at most ``MAX_LINE_BYTES``; a larger
-    item is an error and is skipped) and one chunk."""
+    item is an error and is skipped) and one chunk. ``offset`` and ``line``: where the list
+    starts in the file (a list ``nested`` in a document, after which the document goes on)."""
     name = str(path)
     depth = 0  # 1 inside the list
-    line = 1  # line of data[counted]
     item: list[bytes] = []  # pieces of the current item
     item_size = item_line = 0
     too_big = after_comma = False
@@ -169,7 +171,9 @@ def _list_items(path: Path | str) -> Generator[tuple[int, bytes] | TrajectoryErr
         yield TrajectoryError.unreadable_file(err, Location(name))
         return
     with handle:
-        first = True
+        first = offset == 0
+        if offset:
+            handle.seek(offset)
         while True:
             try:
                 chunk = handle.read(_CHUNK)
@@ -232,6 +236,8 @@ def _list_items(path: Path | str) -> Generator[tuple[int, bytes] | TrajectoryErr
                     continue
                 if char == 0x7D:
                     yield TrajectoryError("'}' where the list should close", Location(name, item_line))
+                if nested:
+                    return
                 if not _blank_rest(data[at + 1 :], handle):
                     yield TrajectoryError("text after the end of the list", Location(name, item_line))
                 return

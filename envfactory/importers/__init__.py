@@ -32,7 +32,13 @@ from envfactory.importers.openai_chat import import_openai_chat
 from envfactory.importers.openai_responses import import_openai_responses
 from envfactory.importers.sniff import sniff
 from envfactory.importers.streams import assemble
-from envfactory.trajectory import Trajectory, holds_native_list, parse_trajectory, read_trajectories
+from envfactory.trajectory import (
+    Trajectory,
+    holds_large_native_object,
+    holds_native_list,
+    parse_trajectory,
+    read_trajectories,
+)
 
 Importer = Callable[..., Iterator[Trajectory | TrajectoryError]]
 
@@ -99,7 +105,7 @@ def _import(
     questions: Mapping[str, tuple[str, ...]] | None,
 ) -> Iterator[Trajectory | TrajectoryError]:
     name = str(path)
-    if fmt == "auto" and holds_native_list(path):
+    if fmt == "auto" and (holds_native_list(path) or holds_large_native_object(path)):
         yield from read_trajectories(path)  # streamed, not decoded whole to be sniffed
         return
     chosen: str | None = None if fmt == "auto" else fmt  # the format of the records seen so far

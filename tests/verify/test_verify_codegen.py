@@ -45,6 +45,22 @@ def _contract_files() -> list[Path]:
     return files
 
 
+def _step_sources(contract: envfactory.Contract) -> list[tuple[str, list[str]]]:
+    """The generated source of every operation's step checker (``codegen.step_source``)."""
+    from envfactory._fastpath import collection_vars
+    from envfactory.verification import Verifier, step_spec
+
+    out = []
+    for plan in Verifier(contract).plans.values():
+        try:
+            source, names, data = codegen.step_source(step_spec(plan, collection_vars(contract)))
+        except codegen.Unsupported:
+            continue
+        assert len(names) == len(data)
+        out.append((source, names))
+    return out
+
+
 def _clause_groups(contract: envfactory.Contract) -> list[list[ir.Expr]]:
     groups = [[c.expr for c in contract.invariants]]
     for op in contract.operations.values():
@@ -80,6 +96,8 @@ def test_generated_source_of_every_bundled_contract_takes_constants_as_data(path
         source, names, data = codegen.source_of(group)
         assert_safe(source, names)
         assert len(names) == len(data)
+    for source, names in _step_sources(contract):
+        assert_safe(source, names)
 
 
 @pytest.mark.parametrize("text", [G.COUNTER, G.DOOR, G.TRAP], ids=["counter", "door", "trap"])
@@ -87,6 +105,8 @@ def test_generated_source_of_test_contracts_takes_constants_as_data(text: str, t
     contract = G.write_contract(tmp_path, "c", text)
     for group in _clause_groups(contract):
         assert_safe(*codegen.source_of(group)[:2])
+    for source, names in _step_sources(contract):
+        assert_safe(source, names)
 
 
 @settings(max_examples=60, deadline=None, database=None, derandomize=True)
@@ -100,6 +120,8 @@ def test_generated_source_of_drawn_contracts_takes_constants_as_data(text: str) 
         contract = envfactory.load(path)
     for group in _clause_groups(contract):
         assert_safe(*codegen.source_of(group)[:2])
+    for source, names in _step_sources(contract):
+        assert_safe(source, names)
 
 
 def test_a_hostile_constant_stays_data() -> None:
@@ -108,6 +130,29 @@ def test_a_hostile_constant_stays_data() -> None:
     assert_safe(source, names)
     assert "12345" not in source and "import" not in source.replace("_factory", "")
     assert 12345 in data and "__import__" in data
+
+
+def test_a_hostile_constant_in_a_step_stays_data() -> None:
+    from envfactory.contracts.parser import parse_effect
+
+    spec = codegen.StepSpec(
+        requires=(parse_expr('c[input.k].tag != "\\"); __import__(\'os\')._exit(3) #"'),),
+        effects=(
+            parse_effect('c[input.k] = {"__class__": 98765, "x\\"); import os": input.v}'),
+            parse_effect('c[input.k].tag = "__builtins__"'),
+        ),
+        ensures=(parse_expr("len(c) >= 424242"),),
+        rechecks=((parse_expr("all(k < 31337 for k in c)"), True),),
+        input_test=None,
+        output_test=None,
+        needs_output=False,
+        collections=frozenset({"c"}),
+    )
+    source, names, data = codegen.step_source(spec)
+    assert_safe(source, names)
+    for number in ("98765", "424242", "31337", "import os", "__builtins__"):
+        assert number not in source
+    assert 98765 in data and 424242 in data and "__builtins__" in data
 
 
 def _reference(exprs: list[ir.Expr], env: Env) -> bool:
@@ -122,7 +167,7 @@ def _generated(exprs: list[ir.Expr], env: Env) -> bool:
     assert check is not None
     try:
         return check(env) is True
-    except EvaluationError:
+    except Exception:  # "not sure", as the verifier reads it (``verification._surely``)
         return False
 
 
@@ -130,31 +175,46 @@ INPUTS = st.one_of(
     st.none(),
     st.integers(-2, 2),
     st.fixed_dictionaries(
-        {}, optional={"a": st.integers(-2, 3) | st.text("ab", max_size=2) | st.none(), "k": S.keys}
+        {},
+        optional={
+            "a": st.integers(-2, 3)
+            | st.text("ab", max_size=2)
+            | st.none()
+            | st.booleans()
+            | st.sampled_from([1.0, 0.5]),
+            "k": S.keys,
+        },
     ),
 )
-INPUT_CLAUSES = st.sampled_from(
-    [
-        "input.a > x",
-        "input.a == s",
-        "input.k in c",
-        "not (input.k in c)",
-        "c[input.k].a >= input.a",
-        "input.a + 1 != y",
-        "implies(input.a == 0, b)",
-        "(input.a if b else x) <= 3",
-        "len(c) < input.a",
-        # ill-typed on purpose: the reference calls these undefined, never true
-        "not n",
-        "not input.a",
-        "b and input.a",
-        "input.a or not b",
-        "(input.a if input.a else b) == 1",
-        "input.a == n",
-        "-input.a < x",
-        "c[input.a].ok",
-    ]
-)
+INPUT_TEXTS = [
+    "input.a > x",
+    "input.a == s",
+    "input.k in c",
+    "not (input.k in c)",
+    "c[input.k].a >= input.a",
+    "input.a + 1 != y",
+    "implies(input.a == 0, b)",
+    "(input.a if b else x) <= 3",
+    "len(c) < input.a",
+    "input.a == 1",
+    "input.a != 0",
+    "input.a == true",
+    "input.a != false",
+    'input.a == "a"',
+    "input.a != null",
+    "input.a == input.a",
+    "c[input.k].a == 1",
+    # ill-typed on purpose: the reference calls these undefined, never true
+    "not n",
+    "not input.a",
+    "b and input.a",
+    "input.a or not b",
+    "(input.a if input.a else b) == 1",
+    "input.a == n",
+    "-input.a < x",
+    "c[input.a].ok",
+]
+INPUT_CLAUSES = st.sampled_from(INPUT_TEXTS)
 
 
 @pytest.mark.filterwarnings("ignore::hypothesis.errors.HypothesisWarning")
@@ -173,6 +233,50 @@ def test_generated_code_never_says_true_where_the_reference_does_not(
     env = Env(state, value)
     if _generated(exprs, Env(state, value)):
         assert _reference(exprs, env), texts
+
+
+FIXED_STATES = [
+    FrozenMap(
+        {
+            "x": x,
+            "y": 2,
+            "n": n,
+            "s": "a",
+            "t": "ab",
+            "b": b,
+            "l": [1],
+            "c": FrozenMap(
+                {0: {"a": 1, "ok": True}, 1: {"a": True, "ok": False, "tag": "a"}, 2: {"a": 1.0, "ok": b}}
+            ),
+        }
+    )
+    for x, n, b in ((1, None, True), (0, 1, False), (-1, 0, True))
+]
+FIXED_INPUTS = [
+    None,
+    0,
+    {},
+    *(
+        {"a": a, "k": k}
+        for a in (1, 0, True, False, 1.0, 0.5, "a", "", None, -1)
+        for k in (0, 1, 2, 3, "0", 1.0)
+    ),
+]
+
+
+def test_generated_code_agrees_with_the_reference_on_every_input_clause() -> None:
+    """Exhaustive over the input clauses, a grid of inputs (booleans against numbers, floats,
+    strings, null, missing keys) and a few states: never True where the reference is not, and
+    True wherever the reference is on these plain values."""
+    settled = 0
+    for text in INPUT_TEXTS:
+        expr = [parse_expr(text)]
+        for state in FIXED_STATES:
+            for value in FIXED_INPUTS:
+                ours, theirs = _generated(expr, Env(state, value)), _reference(expr, Env(state, value))
+                assert not ours or theirs, (text, value)
+                settled += ours
+    assert settled > 100
 
 
 @settings(max_examples=200, deadline=None, database=None, derandomize=True)
@@ -196,13 +300,26 @@ def test_generated_code_settles_plain_clauses(state: FrozenMap) -> None:
 
 
 def test_a_node_the_generator_does_not_know_is_read_through_its_closure() -> None:
-    expr = parse_expr("all(c[k].a > -10 for k in c) and x == x")
-    names = codegen.source_of([expr])[1]
-    assert any(n.startswith("_f") for n in names)  # the quantifier went to its closure
-    state = FrozenMap({"x": 1, "c": FrozenMap({0: {"a": 1, "ok": True}})})
+    """``min`` has no generated form: read through its closure. In a quantifier's body the
+    closure could not see the loop variable, so the whole quantifier goes to its closure."""
+    for text in ("min(x, y) <= x and x == x", "all(min(c[k].a, 0) <= 0 for k in c) and x == x"):
+        expr = parse_expr(text)
+        names = codegen.source_of([expr])[1]
+        assert sum(n.startswith("_f") for n in names) == 1, text
+    expr = parse_expr("all(min(c[k].a, 5) > -10 for k in c) and x == x")
+    state = FrozenMap({"x": 1, "y": 2, "c": FrozenMap({0: {"a": 1, "ok": True}})})
     assert _generated([expr], Env(state)) is True
-    broken = FrozenMap({"x": 1, "c": FrozenMap({0: {"a": -20, "ok": True}})})
+    broken = FrozenMap({"x": 1, "y": 2, "c": FrozenMap({0: {"a": -20, "ok": True}})})
     assert _generated([expr], Env(broken)) is False
+
+
+def test_quantifiers_are_generated_as_loops() -> None:
+    expr = parse_expr("all(c[k].a > -10 for k in c) and sum(c[k].a for k in c if c[k].ok) >= 0")
+    source, names, _ = codegen.source_of([expr])
+    assert not any(n.startswith("_f") for n in names) and "for " in source
+    state = FrozenMap({"c": FrozenMap({0: {"a": 1, "ok": True}, 1: {"a": 3, "ok": False}})})
+    assert _generated([expr], Env(state)) is True
+    assert _generated([expr], Env(FrozenMap({"c": FrozenMap({0: {"a": -20, "ok": True}})}))) is False
 
 
 def test_verify_uses_the_generated_checkers(tmp_path: Path) -> None:
