@@ -7,7 +7,7 @@ what must hold on each state and ask about the last one. ``plan`` asks for the g
 inputs and outputs, re-checked step by step against the concrete semantics before it is returned.
 
 Imports the contracts layer, the trajectory format and ``solver.transition`` (with its
-``domain`` / ``fresh`` / ``states`` / ``readback``); nothing above.
+``states`` / ``symbolic``); nothing above.
 """
 
 from __future__ import annotations
@@ -28,11 +28,8 @@ from envfactory.contracts.model import Clause, Contract
 from envfactory.contracts.semantics import Failure, Machine, broken_at_start
 from envfactory.contracts.semantics import holds as clause_holds
 from envfactory.contracts.values import FrozenMap, to_json
-from envfactory.solver.domain import conj, disj
-from envfactory.solver.fresh import StepVars
-from envfactory.solver.readback import Model, concretize_strings
-from envfactory.solver.states import SymState, slots_needed
-from envfactory.solver.symbolic import evaluated
+from envfactory.solver.states import StepVars, SymState, formula, slots_needed
+from envfactory.solver.symbolic import and_, evaluated, or_, read
 from envfactory.solver.transition import Transition, state_predicate
 from envfactory.trajectory import Step, Trajectory
 
@@ -133,13 +130,12 @@ class Unrolling:
             first = self._model
             if self.check(*assumptions, *chosen, *wishes, limit=polish) != z3.sat:
                 self._model = first
-        specs = [spec for io, n in zip(self.io, names, strict=True) for spec in io[n].strings]
-        model = Model(self._model, concretize_strings(self._model, specs))
+        model = self._model
         result = []
         for io, name in zip(self.io, names, strict=True):
             vars_ = io[name]
-            output = model.value(vars_.output) if vars_.output is not None else None
-            result.append((name, model.value(vars_.input), output, True))
+            output = read(vars_.output, model) if vars_.output is not None else None
+            result.append((name, read(vars_.input, model), output, True))
         return result
 
     def unknown_initial(self) -> dict[str, Any] | None:
@@ -148,8 +144,8 @@ class Unrolling:
         unknown = [name for name, var in self.contract.state.items() if not var.known]
         if not unknown:
             return None
-        values = Model(self._model).state(self.states[0])
-        return {name: values[name] for name in unknown}
+        values = self.states[0].values
+        return {name: read(values[name], self._model) for name in unknown}
 
 
 # ------------------------------------------------------------------------------ replay
@@ -455,7 +451,7 @@ def _reach_edge(
 
     def at(valuation: Valuation, sym: SymState) -> z3.BoolRef:
         parts = [tr.clause(expr, sym) for expr, _ in valuation]
-        return conj(*(p if v else z3.Not(p) for p, (_, v) in zip(parts, valuation, strict=True)))
+        return formula(and_(*(p if v else z3.Not(p) for p, (_, v) in zip(parts, valuation, strict=True))))
 
     for _ in range(hops + 1):
         pre = unrolling.states[-1]
@@ -467,7 +463,9 @@ def _reach_edge(
         for group in ([e for e in open_edges if e[0] == e[2]], [e for e in open_edges if e[0] != e[2]]):
             if not group:
                 continue
-            wanted = disj(*(conj(sel == ops.index(op), at(a, pre), at(b, post)) for a, op, b in group))
+            wanted = formula(
+                or_(*(and_(sel == ops.index(op), at(a, pre), at(b, post)) for a, op, b in group))
+            )
             result = unrolling.check(wanted)
             if result == z3.sat:
                 return unrolling.calls(wanted, polish=0.5)

@@ -46,6 +46,7 @@ from envfactory.solver.symbolic import (
     Lst,
     Map,
     Null,
+    Opaque,
     Py,
     Real,
     Rec,
@@ -65,6 +66,7 @@ from envfactory.solver.symbolic import (
     join,
     key_sval,
     merge,
+    no_opaque,
     not_,
     or_,
     or_all,
@@ -172,6 +174,7 @@ class Tracker:
 
 def _truth(v: SVal) -> tuple[Term, Term]:
     """(value, ok) of using ``v`` where a boolean is needed."""
+    no_opaque(v)
     if isinstance(v, Py):
         return (v.value, True) if isinstance(v.value, bool) else (False, False)
     if isinstance(v, Bool):
@@ -292,6 +295,7 @@ class Encoder:
 
     def field(self, obj: SVal, name: str) -> Encoded:
         """``obj.name``: a record's field (null when absent), a collection's key ``name``."""
+        no_opaque(obj)
         if _is_collection(obj):
             value, found = self.lookup(obj, Py(name))
             return Encoded(value, found)
@@ -339,6 +343,7 @@ class Encoder:
         return maps.lookup(m, key)
 
     def index(self, obj: SVal, key: SVal) -> Encoded:
+        no_opaque(obj, key)
         if _is_collection(obj):
             value, found = self.lookup(obj, key)
             return Encoded(value, found)
@@ -399,6 +404,7 @@ class Encoder:
 
     def _Unary(self, node: ir.Unary, env: SymEnv) -> Encoded:
         operand = self.encode(node.operand, env)
+        no_opaque(operand.value)
         if node.op == "not":
             value, ok = _truth(operand.value)
             return Encoded(Bool(not_(value)), and_(operand.ok, ok))
@@ -412,6 +418,7 @@ class Encoder:
         return Encoded(join(out), and_(operand.ok, or_all(oks)))
 
     def binop(self, op: str, a: SVal, b: SVal) -> Encoded:
+        no_opaque(a, b)
         out: list[tuple[Term, SVal]] = []
         oks: list[Term] = []
         for guard, x, y in case_pairs(a, b):
@@ -468,6 +475,9 @@ class Encoder:
         """Strict equality: booleans are not numbers, ``1 == 1.0``, records compare field sets."""
         if isinstance(a, Py) and isinstance(b, Py):
             return V.strict_eq(a.value, b.value)
+        if isinstance(a, Opaque) and isinstance(b, Opaque) and a.what == b.what:
+            return eq(a.handle, b.handle)
+        no_opaque(a, b)
         return or_all([and_(guard, self._equal1(x, y)) for guard, x, y in case_pairs(a, b)])
 
     def _equal1(self, x: SVal, y: SVal) -> Term:
@@ -510,6 +520,7 @@ class Encoder:
 
     def contains(self, container: SVal, item: SVal) -> Encoded:
         """``item in container``: keys of a collection, items of a list, substrings, field names."""
+        no_opaque(container, item)
         if _is_collection(container):
             return Encoded(Bool(self.lookup(container, item)[1]), True)
         values: list[Term] = []
@@ -543,6 +554,7 @@ class Encoder:
         return Encoded(Bool(or_all(values)), or_all(oks))
 
     def order(self, op: str, a: SVal, b: SVal) -> Encoded:
+        no_opaque(a, b)
         values: list[Term] = []
         oks: list[Term] = []
         for guard, x, y in case_pairs(a, b):
@@ -604,6 +616,7 @@ class Encoder:
         return Encoded(merge(tv, body.value, orelse.value), and_(ok, ite(tv, body.ok, orelse.ok)))
 
     def length(self, v: SVal) -> Encoded:
+        no_opaque(v)
         out: list[tuple[Term, SVal]] = []
         oks: list[Term] = []
         for g, o in cases(v):
@@ -628,6 +641,7 @@ class Encoder:
     def records(self, v: SVal, ok: Term) -> Encoded:
         """``values(c)``: a collection's records as a list, where which slots are present is known
         (a list of symbolic length is outside the fragment)."""
+        no_opaque(v)
         out: list[tuple[Term, SVal]] = []
         oks: list[Term] = []
         for g, o in cases(v):
@@ -702,6 +716,7 @@ class Encoder:
 
     def _Quant(self, node: ir.Quant, env: SymEnv) -> Encoded:
         domain = self.encode(node.domain, env)
+        no_opaque(domain.value)
         items: list[tuple[Term, SVal, tuple[Map, Slot] | None]] = []  # (active, bound, visiting)
         kinds: list[Term] = []
         for g, d in cases(domain.value):

@@ -27,6 +27,7 @@ from envfactory.solver.symbolic import (
     Lst,
     Map,
     Null,
+    Opaque,
     Py,
     Real,
     Rec,
@@ -51,6 +52,8 @@ from envfactory.statemachine.paths import resolve_pointer
 from envfactory.trajectory import Hole, iter_holes
 
 MAX_DEPTH = 12
+PRINTABLE = z3.Star(z3.Range(" ", "~"))
+"""Printable ASCII: what a free string is wished to be (``Schemas.wishes``)."""
 _MISSING = object()
 _JSON_KINDS = ("null", "boolean", "integer", "number", "string", "array", "object")
 _IGNORED = frozenset(
@@ -80,12 +83,39 @@ _IGNORED = frozenset(
 
 
 class Schemas:
-    """Reads schemas that share one root document (local ``$ref``s resolve against it)."""
+    """Reads schemas that share one root document (local ``$ref``s resolve against it).
 
-    def __init__(self, encoder: Encoder, root: Any = None) -> None:
+    Two readings, for the two kinds of unknowns the solver makes. By default (a trajectory's
+    holes, a simulated output) a list of unknown length is taken at its shortest and a schema
+    that leaves the type open admits the scalars, both noted on the tracker. With ``opaque``
+    (the fully symbolic states and calls of ``transition``) both are ``Opaque`` handles instead,
+    an abstraction that keeps proofs sound. ``bounds=False`` reads only a schema's shape (kinds,
+    enums, required fields), for state, which the semantics never validates against its schema.
+    """
+
+    def __init__(
+        self, encoder: Encoder, root: Any = None, *, opaque: bool = False, bounds: bool = True
+    ) -> None:
         self.encoder = encoder
         self.tracker: Tracker = encoder.tracker
         self.root = root if isinstance(root, Mapping) else {}
+        self.opaque = opaque
+        self.bounds = bounds
+        self.strings: list[tuple[Term, Any]] = []
+        """Every fresh string term made, with its schema (``wishes`` asks for printable ones)."""
+
+    def wishes(self) -> list[Term]:
+        """Wishes, not rules: the fresh strings printable (where no pattern says otherwise) and
+        different from each other (an owner is not an account); asked for once a model is found,
+        as the string solver pays for them."""
+        out = [
+            z3.InRe(t, PRINTABLE)
+            for t, schema in self.strings
+            if not (isinstance(schema, Mapping) and "pattern" in schema)
+        ]
+        if len(self.strings) > 1:
+            out.append(z3.Distinct(*(t for t, _ in self.strings)))
+        return out
 
     # -- references -----------------------------------------------------------------------------
 
@@ -159,6 +189,8 @@ class Schemas:
             raise Unsupported("a schema nested too deeply for the solver")
         if isinstance(schema, Mapping) and "const" in schema:
             return lift(schema["const"])
+        if self.opaque and _untyped(schema):
+            return Opaque(z3.Int(base), "value")
         kinds = self.kinds(schema, depth)
         if not kinds:
             return NULL
@@ -184,8 +216,12 @@ class Schemas:
         if kind == "number":
             return Real(z3.Real(base))
         if kind == "string":
-            return Str(z3.String(base))
+            term = z3.String(base)
+            self.strings.append((term, schema))
+            return Str(term)
         schema = schema if isinstance(schema, Mapping) else {}
+        if kind == "array" and self.opaque:
+            return Opaque(z3.Int(base), "list")
         if kind == "array":
             self.tracker.note("a list of unknown length (taken at its shortest)")
             n = schema.get("minItems", 0)
@@ -292,6 +328,10 @@ class Schemas:
 
     def _kind_keywords(self, o: SVal, schema: Mapping[str, Any], depth: int) -> Term:
         parts: list[Term] = []
+        if isinstance(o, Rec):
+            parts.extend(self._object(o, schema, depth))
+        elif not self.bounds:
+            return True
         if isinstance(o, Int | Real):
             t = o.t
             for key, op in (("minimum", ">="), ("maximum", "<=")):
@@ -318,8 +358,6 @@ class Schemas:
             pattern = schema.get("pattern")
             if isinstance(pattern, str):
                 parts.append(self._pattern(o.t, pattern))
-        elif isinstance(o, Rec):
-            parts.extend(self._object(o, schema, depth))
         elif isinstance(o, Lst):
             n = len(o.items)
             if isinstance(schema.get("minItems"), int) and n < schema["minItems"]:
@@ -375,7 +413,7 @@ class Schemas:
                 parts.append(or_(not_(present), self.holds(value, extra, depth + 1)))
         for key in ("minProperties", "maxProperties"):
             bound = schema.get(key)
-            if isinstance(bound, int):
+            if isinstance(bound, int) and self.bounds:
                 count: Term = 0
                 for present, _ in o.fields.values():
                     count = arith("+", count, ite(present, 1, 0))
@@ -452,6 +490,16 @@ def _fits(kind: str, declared: list[str]) -> bool:
     return kind == "integer" and "number" in declared
 
 
+def _untyped(schema: Any) -> bool:
+    """Whether a (resolved) schema leaves the kind of its value open."""
+    if not isinstance(schema, Mapping):
+        return schema is not False
+    return not any(
+        k in schema
+        for k in ("type", "enum", "const", "anyOf", "oneOf", "allOf", "properties", "required", "items")
+    )
+
+
 def _is_kind(o: SVal, names: list[str]) -> Term:
     if isinstance(o, Null):
         return "null" in names
@@ -471,4 +519,6 @@ def _is_kind(o: SVal, names: list[str]) -> Term:
         return "array" in names
     if isinstance(o, Rec):
         return "object" in names
+    if isinstance(o, Opaque):
+        return ("array" in names) if o.what == "list" else True
     return False

@@ -361,6 +361,27 @@ class Union(SVal):
 
 
 @attrs.frozen(slots=True, eq=False)
+class Opaque(SVal):
+    """A value the solver carries but never looks into (a list of unknown length, or a value
+    its schema leaves untyped, in the fully symbolic states of ``transition``): an identity
+    ``handle``. Copying and comparing two are exact; any other use is outside the fragment (an
+    abstraction, so a proof over it holds for every concrete value). Read back as ``[]`` or null."""
+
+    handle: Term
+    what: str = "list"
+
+    kind: ClassVar[str] = "opaque"
+
+
+def no_opaque(*values: SVal) -> None:
+    """Refuse an operation that would look into an ``Opaque`` value."""
+    for v in values:
+        for _, o in cases(v):
+            if isinstance(o, Opaque):
+                raise Unsupported(f"an operation on a {o.what} the solver does not model")
+
+
+@attrs.frozen(slots=True, eq=False)
 class Py(SVal):
     """A known value as plain Python data; ``key_kind`` types an (empty) state collection."""
 
@@ -472,6 +493,9 @@ def merge(c: Term, a: SVal, b: SVal) -> SVal:
     if isinstance(a, Lst):
         assert isinstance(b, Lst)
         return Lst(tuple(merge(c, x, y) for x, y in zip(a.items, b.items, strict=True)))
+    if isinstance(a, Opaque):
+        assert isinstance(b, Opaque)
+        return Opaque(ite(c, a.handle, b.handle), a.what)
     if isinstance(a, Map):
         assert isinstance(b, Map)
         slots = []
@@ -641,6 +665,8 @@ def read(v: SVal, model: z3.ModelRef | None = None) -> Any:
             if truth(g):
                 return read(option, model)
         return read(v.options[-1][1], model) if v.options else None
+    if isinstance(v, Opaque):
+        return [] if v.what == "list" else None
     raise Unsupported(f"cannot read back {v!r}")  # pragma: no cover
 
 
@@ -664,6 +690,8 @@ def terms_of(v: SVal) -> Iterable[Term]:
         for g, o in v.options:
             yield g
             yield from terms_of(o)
+    elif isinstance(v, Opaque):
+        yield v.handle
 
 
 def is_concrete(v: SVal) -> bool:

@@ -1,10 +1,12 @@
-"""The Z3 readings of the IR against the concrete evaluator: one agreement suite for both encoders.
+"""The one Z3 reading of the IR (``solver.encode`` over ``solver.symbolic``) against the
+concrete evaluator, over drawn expressions and drawn states, in the two ways the solver uses it:
 
-* the feasibility encoder (``solver.encode`` over ``solver.symbolic``), whose answers are values:
-  same value and same definedness, with every name symbolic ("z3") or half of them known ("mixed");
-* the plan/prove encoder (``solver.state_encoder`` under ``Transition``), whose answers are
-  clauses over a pinned symbolic state: a clause holds exactly when it holds concretely (defined
-  and true). It has no lists, so the signature's list ``l`` is left out for it.
+* as the feasibility engine does, on lifted values: same value and same definedness, with every
+  name symbolic ("z3") or half of them known ("mixed");
+* as plan/prove/the graph do, on the fully symbolic states of ``solver.states`` (fresh slots,
+  pinned to the drawn state by ``Transition.initial``): a clause holds exactly when it holds
+  concretely (defined and true). Those states carry lists as opaque handles, so the signature's
+  list ``l`` is left out there.
 
 The comparison sweep runs every comparison operator and operand kind through both.
 """
@@ -196,7 +198,7 @@ def _holds(expr: Any, state: Any) -> bool:
         return False
 
 
-def test_the_plan_encoder_agrees_with_the_evaluator(signature: envfactory.Contract) -> None:
+def test_clauses_over_symbolic_states_agree_with_the_evaluator(signature: envfactory.Contract) -> None:
     tried: list[bool] = []
 
     @given(state=S.states(), text=S.expressions("bool", depth=3, lists=False))
@@ -211,7 +213,7 @@ def test_the_plan_encoder_agrees_with_the_evaluator(signature: envfactory.Contra
         expr = parse_expr(text)
         state = {k: v for k, v in state.items() if k != "l"}
         want = _holds(expr, state)
-        tr = Transition(signature, abstract=False)
+        tr = Transition(signature)
         symbolic = tr.fresh_state("s", 4)
         solver = z3.Solver()
         try:
@@ -234,7 +236,7 @@ def test_every_comparison_agrees_on_equal_smaller_and_larger_values(
     """The drawn expressions rarely compare equal operands; this sweep does, for every comparison
     operator and operand kind, on states where the operands are equal, smaller, larger, null or
     missing, through both encoders."""
-    tr = Transition(signature, abstract=False)
+    tr = Transition(signature)
     pinned = tr.fresh_state("s", 4)
     solver = z3.Solver()
     solver.add(pinned.wf, tr.initial(pinned, {k: v for k, v in state.items() if k != "l"}))
