@@ -28,6 +28,7 @@ from envfactory.contracts.model import Clause, Contract
 from envfactory.contracts.semantics import Failure, Machine, broken_at_start
 from envfactory.contracts.semantics import holds as clause_holds
 from envfactory.contracts.values import FrozenMap, to_json
+from envfactory.solver.schema import LIST_ITEMS
 from envfactory.solver.states import StepVars, SymState, formula, slots_needed
 from envfactory.solver.symbolic import and_, evaluated, or_, read
 from envfactory.solver.transition import Transition, state_predicate
@@ -49,7 +50,10 @@ class Unrolling:
         extra: Sequence[Clause | ir.Expr] = (),
     ) -> None:
         self.contract = contract
-        self.transition = Transition(contract, extra=extra)
+        most = slots if isinstance(slots, int) else max(slots.values(), default=0)
+        # a list of unknown length holds up to as many items as a collection has slots, so that
+        # ``values(c)`` of a full collection fits
+        self.transition = Transition(contract, extra=extra, list_items=max(LIST_ITEMS, most))
         self.ops = list(contract.operations)
         self.slots = slots
         self.tag = tag

@@ -52,6 +52,11 @@ from envfactory.statemachine.paths import resolve_pointer
 from envfactory.trajectory import Hole, iter_holes
 
 MAX_DEPTH = 12
+LIST_ITEMS = 3
+"""Capacity of a fresh list of unknown length: its length is an unknown between ``minItems`` and
+this many items (more where ``minItems`` asks for more). A ``maxItems`` up to 16 is the capacity
+itself, so such a list is represented exactly; past it the bound is noted on the tracker (an
+``unsat`` leaning on it is not trusted) and in ``Schemas.bounded`` (``prove`` reports it)."""
 PRINTABLE = z3.Star(z3.Range(" ", "~"))
 """Printable ASCII: what a free string is wished to be (``Schemas.wishes``)."""
 _MISSING = object()
@@ -94,13 +99,22 @@ class Schemas:
     """
 
     def __init__(
-        self, encoder: Encoder, root: Any = None, *, opaque: bool = False, bounds: bool = True
+        self,
+        encoder: Encoder,
+        root: Any = None,
+        *,
+        opaque: bool = False,
+        bounds: bool = True,
+        list_items: int = LIST_ITEMS,
     ) -> None:
         self.encoder = encoder
         self.tracker: Tracker = encoder.tracker
         self.root = root if isinstance(root, Mapping) else {}
         self.opaque = opaque
         self.bounds = bounds
+        self.list_items = list_items
+        self.bounded: set[int] = set()
+        """The capacities of the lists of unknown length made here (each is at most that long)."""
         self.strings: list[tuple[Term, Any]] = []
         """Every fresh string term made, with its schema (``wishes`` asks for printable ones)."""
 
@@ -220,15 +234,20 @@ class Schemas:
             self.strings.append((term, schema))
             return Str(term)
         schema = schema if isinstance(schema, Mapping) else {}
-        if kind == "array" and self.opaque:
-            return Opaque(z3.Int(base), "list")
         if kind == "array":
-            self.tracker.note("a list of unknown length (taken at its shortest)")
-            n = schema.get("minItems", 0)
-            if not isinstance(n, int) or n > 64:
+            least, most = schema.get("minItems", 0), schema.get("maxItems")
+            if not isinstance(least, int) or least > 64:
                 raise Unsupported("a list hole needs more than 64 items")
-            item = schema.get("items", {})
-            return Lst(tuple(self.fresh(item, f"{base}[{i}]", depth + 1) for i in range(n)))
+            cap = max(least, self.list_items)
+            if isinstance(most, int) and most <= max(cap, 16):
+                cap = max(least, most)  # every length the schema allows: no bound of ours
+            else:
+                self.tracker.note(f"a list of unknown length (at most {cap} items)")
+                self.bounded.add(cap)
+            items = tuple(
+                self.fresh(self.sub_schema(schema, i), f"{base}[{i}]", depth + 1) for i in range(cap)
+            )
+            return Lst(items, z3.Int(base + "#len"))
         props = self._properties(schema)
         required = self._required(schema)
         fields: dict[str, tuple[Term, SVal]] = {}
@@ -330,6 +349,8 @@ class Schemas:
         parts: list[Term] = []
         if isinstance(o, Rec):
             parts.extend(self._object(o, schema, depth))
+        elif isinstance(o, Lst):
+            parts.extend(self._array(o, schema, depth))
         elif not self.bounds:
             return True
         if isinstance(o, Int | Real):
@@ -358,26 +379,34 @@ class Schemas:
             pattern = schema.get("pattern")
             if isinstance(pattern, str):
                 parts.append(self._pattern(o.t, pattern))
-        elif isinstance(o, Lst):
-            n = len(o.items)
-            if isinstance(schema.get("minItems"), int) and n < schema["minItems"]:
-                return False
-            if isinstance(schema.get("maxItems"), int) and n > schema["maxItems"]:
-                return False
-            prefix = schema.get("prefixItems")
-            prefix = prefix if isinstance(prefix, list) else []
-            for i, item in enumerate(o.items):
-                if i < len(prefix):
-                    parts.append(self.holds(item, prefix[i], depth + 1))
-                elif "items" in schema:
-                    parts.append(self.holds(item, schema["items"], depth + 1))
-            if schema.get("uniqueItems") is True:
-                for i in range(n):
-                    for j in range(i + 1, n):
-                        parts.append(not_(self.encoder.equal(o.items[i], o.items[j])))
         elif isinstance(o, Map):
             raise Unsupported("a state collection checked against a schema")
         return and_(*parts)
+
+    def _array(self, o: Lst, schema: Mapping[str, Any], depth: int) -> list[Term]:
+        """A list's keywords; of a list of unknown length, only the places within its length."""
+        n = o.length
+        parts: list[Term] = []
+        if o.n is not None:
+            parts += [arith("<=", 0, n), arith("<=", n, len(o.items))]
+        if self.bounds:
+            if isinstance(schema.get("minItems"), int):
+                parts.append(arith(">=", n, schema["minItems"]))
+            if isinstance(schema.get("maxItems"), int):
+                parts.append(arith("<=", n, schema["maxItems"]))
+        prefix = schema.get("prefixItems")
+        prefix = prefix if isinstance(prefix, list) else []
+        for i, item in enumerate(o.items):
+            if i < len(prefix):
+                parts.append(or_(not_(o.within(i)), self.holds(item, prefix[i], depth + 1)))
+            elif "items" in schema:
+                parts.append(or_(not_(o.within(i)), self.holds(item, schema["items"], depth + 1)))
+        if schema.get("uniqueItems") is True and self.bounds:
+            for i in range(len(o.items)):
+                for j in range(i + 1, len(o.items)):
+                    both = and_(o.within(i), o.within(j))
+                    parts.append(or_(not_(both), not_(self.encoder.equal(o.items[i], o.items[j]))))
+        return parts
 
     def _pattern(self, t: Term, pattern: str) -> Term:
         if not is_sym(t):

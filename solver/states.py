@@ -29,7 +29,7 @@ from envfactory.contracts import types as T
 from envfactory.contracts.errors import SolverError
 from envfactory.contracts.model import UNKNOWN, Contract, Operation
 from envfactory.solver.encode import Encoder
-from envfactory.solver.schema import Schemas
+from envfactory.solver.schema import LIST_ITEMS, Schemas
 from envfactory.solver.symbolic import (
     Int,
     Map,
@@ -80,13 +80,19 @@ def _key_kind(var: Any) -> str:
 
 
 def fresh_state(
-    contract: Contract, encoder: Encoder, tag: str, slots: int | Mapping[str, int] = 2
+    contract: Contract,
+    encoder: Encoder,
+    tag: str,
+    slots: int | Mapping[str, int] = 2,
+    list_items: int = LIST_ITEMS,
+    bounded: set[int] | None = None,
 ) -> SymState:
-    """Fresh Z3 constants for every state variable (named ``tag.var``), well formed."""
+    """Fresh Z3 constants for every state variable (named ``tag.var``), well formed; the
+    capacities of its lists of unknown length are added to ``bounded``."""
     values: dict[str, SVal] = {}
     wf: list[Term] = []
     for name, var in contract.state.items():
-        schemas = Schemas(encoder, var.schema, opaque=True, bounds=False)
+        schemas = Schemas(encoder, var.schema, opaque=True, bounds=False, list_items=list_items)
         if var.collection:
             k = slots if isinstance(slots, int) else slots.get(name, 2)
             kind = _key_kind(var)
@@ -100,11 +106,13 @@ def fresh_state(
                 coll.append(Slot(key, present, record))
             for x, y in itertools.combinations(coll, 2):
                 wf.append(implies(and_(x.present, y.present), not_(eq(x.key, y.key))))
-            values[name] = Map(tuple(coll), kind, False, name)
+            values[name] = Map(tuple(coll), kind, False, name, fixed=True)
         else:
             value = schemas.fresh(var.schema, f"{tag}.{name}")
             wf.append(schemas.holds(value, var.schema))
             values[name] = value
+        if bounded is not None:
+            bounded.update(schemas.bounded)
     return SymState(values, formula(and_(*wf)))
 
 
@@ -189,10 +197,14 @@ def initial_constraint(
     return formula(and_(*parts))
 
 
-def step_vars(op: Operation, encoder: Encoder, tag: str) -> StepVars:
+def step_vars(
+    op: Operation, encoder: Encoder, tag: str, list_items: int = LIST_ITEMS, bounded: set[int] | None = None
+) -> StepVars:
     """Fresh input and output for one call of ``op`` (output ``None`` when the operation has no
     output schema and nothing reads its output)."""
-    ins = Schemas(encoder, op.input_schema, opaque=True)
+    made: list[Schemas] = []
+    ins = Schemas(encoder, op.input_schema, opaque=True, list_items=list_items)
+    made.append(ins)
     value = ins.fresh(op.input_schema, f"{tag}.in")
     constraints = [ins.holds(value, op.input_schema)]
     wishes = ins.wishes()
@@ -202,10 +214,14 @@ def step_vars(op: Operation, encoder: Encoder, tag: str) -> StepVars:
         if op.output_schema is None and reads_output and isinstance(op.output_type, T.AnyType):
             raise Unsupported(f"{op.name} reads an output that has no schema")
         schema = op.output_schema or {}
-        outs = Schemas(encoder, schema, opaque=True)
+        outs = Schemas(encoder, schema, opaque=True, list_items=list_items)
+        made.append(outs)
         output = outs.fresh(schema, f"{tag}.out")
         constraints.append(outs.holds(output, schema))
         wishes.extend(outs.wishes())
+    if bounded is not None:
+        for schemas in made:
+            bounded.update(schemas.bounded)
     return StepVars(value, output, formula(and_(*constraints)), formula(and_(*wishes)))
 
 

@@ -24,6 +24,7 @@ from envfactory.contracts.errors import SolverError
 from envfactory.contracts.model import Clause, Contract, Operation
 from envfactory.solver.effects import apply_effects
 from envfactory.solver.encode import Encoder, SymEnv, holds
+from envfactory.solver.schema import LIST_ITEMS
 from envfactory.solver.states import (
     StepVars,
     SymState,
@@ -32,7 +33,7 @@ from envfactory.solver.states import (
     initial_constraint,
     step_vars,
 )
-from envfactory.solver.symbolic import NULL, Term, and_
+from envfactory.solver.symbolic import NULL, Map, SVal, Term, and_, eq, not_, or_
 
 
 class Transition:
@@ -42,19 +43,26 @@ class Transition:
     same now that strings are Z3 strings throughout.
     """
 
-    def __init__(self, contract: Contract, *, extra: Sequence[Clause | ir.Expr] = ()) -> None:
+    def __init__(
+        self, contract: Contract, *, extra: Sequence[Clause | ir.Expr] = (), list_items: int = LIST_ITEMS
+    ) -> None:
         self.contract = contract
         self.encoder = Encoder()
+        self.list_items = list_items
+        self.bounded: set[int] = set()
+        """Capacities of the lists of unknown length in states and calls made so far (a list of
+        unknown length has at most that many items: the relation is bounded there, as in the
+        number of collection slots)."""
         self.dropped: dict[str, str] = {}
         """Output constraints left out of ``step`` (``"op: clause"`` -> why): outside the fragment,
         so the relation over-approximates the contract (more behaviours: a proof still holds, and
         a path found is replayed concretely before it is believed)."""
 
     def fresh_state(self, tag: str, slots: int | Mapping[str, int]) -> SymState:
-        return fresh_state(self.contract, self.encoder, tag, slots)
+        return fresh_state(self.contract, self.encoder, tag, slots, self.list_items, self.bounded)
 
     def step_vars(self, op: Operation, tag: str) -> StepVars:
-        return step_vars(op, self.encoder, tag)
+        return step_vars(op, self.encoder, tag, self.list_items, self.bounded)
 
     def initial(self, state: SymState, overrides: Mapping[str, Any] | None = None) -> z3.BoolRef:
         return initial_constraint(self.contract, self.encoder, state, overrides)
@@ -84,10 +92,23 @@ class Transition:
         output = io.output if io.output is not None else NULL
         written, report = apply_effects(self.encoder, op.effects, pre.values, io.input, output)
         defined = and_(*(ok for _, ok in report))
-        frame = and_(*(self.encoder.equal(written[name], post.values[name]) for name in self.contract.state))
+        frame = and_(*(self._frame(written[name], post.values[name]) for name in self.contract.state))
         env = SymEnv(post.values, io.input, output)
         ensures = and_(*(self._ensures(op, c, env) for c in op.ensures))
         return formula(and_(io.constraints, guard, defined, frame, ensures))
+
+    def _frame(self, written: SVal, post: SVal) -> Term:
+        """``post`` is what the effects wrote: slot by slot for a bounded collection (whose
+        writes had room), as values otherwise."""
+        if isinstance(written, Map) and isinstance(post, Map) and len(written.slots) == len(post.slots):
+            parts: list[Term] = [not_(written.full)]
+            for a, b in zip(written.slots, post.slots, strict=True):
+                parts.append(eq(a.present, b.present))
+                parts.append(
+                    or_(not_(b.present), and_(eq(a.key, b.key), self.encoder.equal(a.value, b.value)))
+                )
+            return and_(*parts)
+        return self.encoder.equal(written, post)
 
     def _ensures(self, op: Operation, clause: Clause, env: SymEnv) -> Term:
         """One ensures clause; one about the output that cannot be encoded is dropped (noted)."""

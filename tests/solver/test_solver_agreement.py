@@ -5,8 +5,9 @@ concrete evaluator, over drawn expressions and drawn states, in the two ways the
   name symbolic ("z3") or half of them known ("mixed");
 * as plan/prove/the graph do, on the fully symbolic states of ``solver.states`` (fresh slots,
   pinned to the drawn state by ``Transition.initial``): a clause holds exactly when it holds
-  concretely (defined and true). Those states carry lists as opaque handles, so the signature's
-  list ``l`` is left out there.
+  concretely (defined and true). There the list ``l`` has a symbolic length (up to 3 items, as
+  many as the drawn lists have), so length, indexing, membership and quantifiers over it are
+  read through the length term.
 
 The comparison sweep runs every comparison operator and operand kind through both.
 """
@@ -172,6 +173,7 @@ state:
   s: {type: string, initial: ""}
   t: {type: string, initial: ""}
   b: {type: boolean, initial: false}
+  l: {type: array, items: {type: integer}, initial: []}
   c:
     collection:
       key: {type: integer}
@@ -201,7 +203,7 @@ def _holds(expr: Any, state: Any) -> bool:
 def test_clauses_over_symbolic_states_agree_with_the_evaluator(signature: envfactory.Contract) -> None:
     tried: list[bool] = []
 
-    @given(state=S.states(), text=S.expressions("bool", depth=3, lists=False))
+    @given(state=S.states(), text=S.expressions("bool", depth=3, lists=True))
     @settings(
         max_examples=500,
         deadline=None,
@@ -211,7 +213,6 @@ def test_clauses_over_symbolic_states_agree_with_the_evaluator(signature: envfac
     )
     def check(state: Any, text: str) -> None:
         expr = parse_expr(text)
-        state = {k: v for k, v in state.items() if k != "l"}
         want = _holds(expr, state)
         tr = Transition(signature)
         symbolic = tr.fresh_state("s", 4)
@@ -224,9 +225,13 @@ def test_clauses_over_symbolic_states_agree_with_the_evaluator(signature: envfac
         assert solver.check() == z3.sat, text
         assert solver.check(z3.Not(claim) if want else claim) == z3.unsat, (text, dict(state), want)
         tried.append(want)
+        if " in l" in text:
+            on_lists.append(want)
 
+    on_lists: list[bool] = []
     check()
     assert tried.count(True) >= 10 and tried.count(False) >= 10
+    assert on_lists.count(True) >= 3 and on_lists.count(False) >= 3, on_lists
 
 
 @pytest.mark.parametrize("state", S.COMPARISON_STATES)
@@ -239,7 +244,7 @@ def test_every_comparison_agrees_on_equal_smaller_and_larger_values(
     tr = Transition(signature)
     pinned = tr.fresh_state("s", 4)
     solver = z3.Solver()
-    solver.add(pinned.wf, tr.initial(pinned, {k: v for k, v in state.items() if k != "l"}))
+    solver.add(pinned.wf, tr.initial(pinned, state))
     for text in S.comparisons():
         expr = parse_expr(text)
         want = concrete(expr, state)
