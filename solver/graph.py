@@ -84,7 +84,11 @@ def compile(
     if any(not var.known for var in contract.state.values()):
         start.add(tr.invariants(pre))  # open world: the unknown start keeps the invariants
     queue: deque[Valuation] = deque()
-    for values in _enumerate(start, pre_bits, deadline):
+    try:
+        initial = _enumerate(start, pre_bits, deadline)
+    except _Undecided:
+        raise SolverError("the initial abstract states could not be decided in time") from None
+    for values in initial:
         node(values, initial=True)
         queue.append(values)
 

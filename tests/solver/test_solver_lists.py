@@ -4,9 +4,6 @@ plan, prove, feasibility and output solving alike."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
 import z3
 
 import envfactory
@@ -17,14 +14,6 @@ from envfactory.solver.induction import prove
 from envfactory.solver.schema import Schemas
 from envfactory.solver.symbolic import lift, read
 from envfactory.trajectory import Hole, Step, Trajectory
-
-TALLY = Path(__file__).parent / "contracts" / "tally.yaml"
-LIBRARY = Path(__file__).parent / "contracts" / "library.yaml"
-
-
-@pytest.fixture(scope="module")
-def tally() -> envfactory.Contract:
-    return envfactory.load(TALLY)
 
 
 def test_a_proof_reads_the_lists_in_guards_and_effects(tally: envfactory.Contract) -> None:
@@ -89,8 +78,7 @@ def test_joining_lists_of_unknown_length() -> None:
     assert read(env.state["a"], model) == [5] and read(env.state["b"], model) == [6, 7]
 
 
-def test_a_list_output_hole_is_completed_with_the_stored_records() -> None:
-    library = envfactory.load(LIBRARY)
+def test_a_list_output_hole_is_completed_with_the_stored_records(library: envfactory.Contract) -> None:
     steps = (
         Step(
             "addBook", {"isbn": 1, "title": "A"}, {"isbn": 1, "title": "A", "holder": None}, has_output=True

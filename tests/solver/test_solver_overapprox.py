@@ -4,22 +4,10 @@ report says so); counterexamples are replayed concretely."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
 import envfactory
 from envfactory.solver.bmc import plan
 from envfactory.solver.induction import prove
 from envfactory.statemachine.simulator import Simulator
-
-LIBRARY = Path(__file__).parent / "contracts" / "library.yaml"
-TALLY = Path(__file__).parent / "contracts" / "tally.yaml"
-
-
-@pytest.fixture(scope="module")
-def library() -> envfactory.Contract:
-    return envfactory.load(LIBRARY)
 
 
 def test_the_library_invariants_are_proved_with_its_list_output_encoded(library: envfactory.Contract) -> None:
@@ -29,8 +17,7 @@ def test_the_library_invariants_are_proved_with_its_list_output_encoded(library:
     assert "lists of up to" in result.message()
 
 
-def test_an_output_clause_outside_the_fragment_is_left_out_and_reported() -> None:
-    tally = envfactory.load(TALLY)
+def test_an_output_clause_outside_the_fragment_is_left_out_and_reported(tally: envfactory.Contract) -> None:
     result = prove(tally, timeout=120)
     assert result.status == "proved", result.message()
     assert result.dropped == ("peek: output.blob.size == n",)  # an untyped value's field
