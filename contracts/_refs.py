@@ -30,6 +30,8 @@ MAX_SHARED_DEFS = 100_000
 MAX_SHARED_NODES = 20_000_000
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _NAME_SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+_SCHEMA_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"})
+"""Keywords whose value is a map of names to schemas, not a schema: a ``$ref`` there replaces the map."""
 
 
 def bundle(
@@ -124,6 +126,17 @@ class DocumentBundler:
     def file_of(self, file: str) -> Any:
         return self._bundler.document_of(file)
 
+    def origin(self, name: str) -> Any:
+        """The node as written (with its location) that shared definition ``name`` was copied from."""
+        b = self._bundler
+        for (file, fragment), given in b.names.items():
+            if given == name:
+                try:
+                    return _pointer(b.document_of(file), fragment)
+                except KeyError:
+                    return None
+        return None
+
 
 def is_bundled(schema: Any) -> bool:
     """True for a schema made by ``DocumentBundler`` (its ``$defs`` is the shared one)."""
@@ -207,6 +220,13 @@ class _Bundler:
             for key, value in node.items():
                 if key == "$ref" and isinstance(value, str):
                     out[key] = self.ref(value, node, file, document, schema_root, chain)
+                elif key in _SCHEMA_MAPS and isinstance(value, Mapping) and isinstance(value.get("$ref"), str):
+                    # a JSON Reference standing for a whole map of schemas (`properties: {$ref: f.yml#/x}`,
+                    # as DigitalOcean writes it): bundlers replace it by its target, and so do we
+                    target, _loc, tfile, tdoc = self.follow(value, self.where(value), file, document)
+                    merged = {**(target if isinstance(target, Mapping) else {}), **value}
+                    merged.pop("$ref")
+                    out[str(key)] = {k: self.copy(v, tfile, tdoc, schema_root, ()) for k, v in merged.items()}
                 else:
                     out[str(key)] = self.copy(value, file, document, schema_root, ())
             return out

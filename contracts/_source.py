@@ -192,55 +192,57 @@ def _offset_loc(text: str, offset: int, name: str) -> Location:
     return Location(name, line, col)
 
 
+_BLOCK_SCALAR = re.compile(r"(?:^|[\s:-])[|>][-+0-9]*[ \t]*$")
+"""A line that opens a YAML block scalar (``key: |``, ``- >-``): what follows is text."""
+
+
 def _check_nesting(text: str, name: str, first_line: int = 1) -> None:
     """Refuse flow nesting or indentation deeper than the limits before the parser recurses.
 
     A cheap scan: quoted strings and comments are skipped; a quote only opens a string where
-    YAML would start one (after a space, ``:``, ``,``, ``[``, ``{`` or at the start of a line).
+    YAML would start one (after a space, ``:``, ``,``, ``[``, ``{`` or at the start of a line);
+    the lines of a block scalar (``description: |`` and everything indented under it) are text,
+    whatever brackets and quotes the code samples in them hold.
     """
     depth = 0
-    line = first_line
-    col = 0
     quote = ""
     escaped = False
-    comment = False
-    indent: int | None = 0
-    prev = "\n"
-    for ch in text:
-        col += 1
-        if ch == "\n":
-            line, col, comment, indent, prev = line + 1, 0, False, 0, ch
-            continue
-        if comment:
-            continue
-        if indent is not None:
-            if ch == " ":
-                indent += 1
-                if indent > 4 * MAX_DEPTH:
-                    raise InputError(
-                        f"indentation deeper than {4 * MAX_DEPTH} columns", Location(name, line, col)
-                    )
-                prev = ch
+    block: int | None = None  # the indentation of the line that opened a block scalar
+    for number, raw in enumerate(text.split("\n"), first_line):
+        stripped = raw.lstrip(" ")
+        indent = len(raw) - len(stripped)
+        if block is not None:
+            if indent > block or not stripped.strip():
                 continue
-            indent = None
-        if quote:
-            if escaped:
-                escaped = False
-            elif ch == "\\" and quote == '"':
-                escaped = True
-            elif ch == quote:
-                quote = ""
-        elif ch in "\"'" and prev in " \t\n:,[{-":
-            quote = ch
-        elif ch in "[{":
-            depth += 1
-            if depth > MAX_DEPTH:
-                raise InputError(f"nesting deeper than {MAX_DEPTH} levels", Location(name, line, col))
-        elif ch in "]}":
-            depth = max(0, depth - 1)
-        elif ch == "#" and prev in " \t\n":
-            comment = True
-        prev = ch
+            block = None
+        if indent > 4 * MAX_DEPTH and not quote:
+            raise InputError(
+                f"indentation deeper than {4 * MAX_DEPTH} columns", Location(name, number, indent)
+            )
+        prev = "\n"
+        code = len(stripped)  # where a comment starts
+        for col, ch in enumerate(stripped, indent + 1):
+            if quote:
+                if escaped:
+                    escaped = False
+                elif ch == "\\" and quote == '"':
+                    escaped = True
+                elif ch == quote:
+                    quote = ""
+            elif ch in "\"'" and prev in " \t\n:,[{-":
+                quote = ch
+            elif ch in "[{":
+                depth += 1
+                if depth > MAX_DEPTH:
+                    raise InputError(f"nesting deeper than {MAX_DEPTH} levels", Location(name, number, col))
+            elif ch in "]}":
+                depth = max(0, depth - 1)
+            elif ch == "#" and prev in " \t\n":
+                code = col - indent - 1
+                break
+            prev = ch
+        if not quote and depth == 0 and _BLOCK_SCALAR.search(stripped[:code].rstrip()):
+            block = indent
 
 
 def _check_expansion(root: yaml.Node, name: str) -> None:

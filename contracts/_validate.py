@@ -137,6 +137,9 @@ _SUBSCHEMA_ONE = (
     "additionalItems",
 )
 _OPENAPI_ONLY = ("nullable", "discriminator", "xml", "externalDocs", "example")
+_DRAFT_2019_ONLY = ("$recursiveAnchor", "$recursiveRef")
+"""2019-09's recursion keywords, which 2020-12 replaced; documents still write them (OpenAI's
+``$recursiveAnchor: true``). Read past: a ``$recursiveRef`` then accepts any value."""
 
 
 def normalize_openapi(schema: Any, version: str = "3.0") -> Any:
@@ -165,7 +168,7 @@ def _normalize(schema: Any, legacy: bool, depth: int) -> Any:
                 out["prefixItems"] = [_normalize(v, legacy, depth + 1) for v in value]
             else:
                 out[key] = _normalize(value, legacy, depth + 1)
-        elif key in _OPENAPI_ONLY:
+        elif key in _OPENAPI_ONLY or key in _DRAFT_2019_ONLY:
             continue
         elif key == "required" and isinstance(value, list):
             out[key] = list(dict.fromkeys(v for v in value if isinstance(v, str | int | float | bool)))

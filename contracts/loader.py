@@ -333,7 +333,18 @@ class _Builder:
             return ()
         return tuple(self.clause(item, _loc(items, i, loc), kind, checker) for i, item in enumerate(items))
 
-    def effect(self, text: Any, loc: Location, state: Mapping[str, StateVar], checker: TypeChecker) -> Effect:
+    def effect(
+        self,
+        text: Any,
+        loc: Location,
+        state: Mapping[str, StateVar],
+        checker: TypeChecker,
+        *,
+        inferred: bool = False,
+    ) -> Effect:
+        """One effect, type-checked. An ``inferred`` one (from a REST document, which seldom marks
+        a response's fields required) may store a value its schema lets be absent: the
+        response a create answers holds the record, and one that does not fails its step."""
         source = text.get("effect") if isinstance(text, Mapping) else text
         if not isinstance(source, str):
             raise ExpressionError("an effect must be a string like 'x = e' or 'del c[k]'", loc)
@@ -372,6 +383,8 @@ class _Builder:
             pass  # whole-collection assignment: checked like any value below
         if effect.value is not None:
             value_type = checker.check(effect.value)
+            if inferred:
+                value_type = T.strip_null(value_type)
             if not _assignable(value_type, target_type):
                 raise ExpressionError(
                     f"cannot assign {value_type.describe()} to {effect.source.split('=')[0].strip()}, "
@@ -453,7 +466,7 @@ class _Builder:
         requires = self.clauses(spec.get("requires"), _loc(spec, "requires", loc), "requires", pre)
         effects_decl = spec.get("effects") or []
         effects = tuple(
-            self.effect(text, _loc(effects_decl, i, loc), state, effect_checker)
+            self.effect(text, _loc(effects_decl, i, loc), state, effect_checker, inferred=inferred_effects)
             for i, text in enumerate(effects_decl)
         )
         ensures = self.clauses(spec.get("ensures"), _loc(spec, "ensures", loc), "ensures", post)

@@ -229,6 +229,14 @@ class _Translator:
                         node,
                         bound,
                     )
+        for keyword in ("$recursiveAnchor", "$recursiveRef"):
+            if keyword in node:
+                self.defect(
+                    "draft-2019-keyword",
+                    f"{keyword} is JSON Schema 2019-09 (2020-12 replaced it); ignored",
+                    node,
+                    keyword,
+                )
         fmt = node.get("format")
         if isinstance(fmt, str) and fmt not in KNOWN_FORMATS and isinstance(node.get("type"), str | list):
             self.defect("unknown-format", f"unknown format {fmt!r} (not checked)", node, "format")
@@ -276,10 +284,33 @@ class _Translator:
         tops = [{k: v for k, v in s.items() if k != "$defs"} for s, _ in self.schemas]
         try:
             SchemaValidator({"$defs": self.bundler.defs, "anyOf": tops}, location=self.file_loc)
-        except ContractError:
+        except ContractError as err:
+            located = self.locate_schema_error(tops)
+            if located is not None:
+                raise ContractError(located[0], located[1]) from None
             for schema, loc in self.schemas:
                 SchemaValidator(schema, location=loc)
-            raise
+            raise err from None
+
+    def locate_schema_error(self, tops: list[dict[str, Any]]) -> tuple[str, Location] | None:
+        """The first schema node that breaks JSON Schema's own rules, at the place it is written:
+        a shared definition is reported where the document defines it, not where it is first used."""
+        from jsonschema import Draft202012Validator
+        from jsonschema.exceptions import best_match
+
+        meta = Draft202012Validator(Draft202012Validator.META_SCHEMA)
+        for name, node in self.bundler.defs.items():
+            error = best_match(meta.iter_errors(node))
+            if error is not None:
+                origin = self.bundler.origin(name)
+                path = list(error.absolute_path)
+                loc = locate(origin, path, getattr(origin, "loc", None) or self.file_loc)
+                return f"invalid JSON Schema: {error.message}", loc
+        for top, (_, loc) in zip(tops, self.schemas, strict=True):
+            error = best_match(meta.iter_errors(top))
+            if error is not None:
+                return f"invalid JSON Schema: {error.message}", loc
+        return None
 
     def state_decl(self, name: str, decl: Any, loc: Location) -> Any:
         """An ``x-envfactory`` state declaration with its schema in JSON Schema 2020-12."""
@@ -547,15 +578,13 @@ class _Translator:
         responses = operation.get("responses") or {}
         if not isinstance(responses, Mapping):
             raise ContractError("responses must be a mapping", locate(operation, ["responses"], loc))
-        codes = sorted(
-            (str(code) for code in responses if str(code).startswith("2")),
-            key=lambda c: (c not in ("200", "201"), c),
-        )
+        keys = {str(code): code for code in responses}  # YAML reads an unquoted 200 as a number
+        codes = sorted((c for c in keys if c.startswith("2")), key=lambda c: (c not in ("200", "201"), c))
         documented = tuple(sorted({_status_number(code) for code in codes})) or (200,)
         first = _status_number(codes[0]) if codes else 200
         for code in codes:
             response, where, response_where = self.deref(
-                responses[code], locate(responses, [code], loc), written
+                responses[keys[code]], locate(responses, [keys[code]], loc), written
             )
             if not isinstance(response, Mapping):
                 continue

@@ -85,10 +85,10 @@ def compile(
         start.add(tr.invariants(pre))  # open world: the unknown start keeps the invariants
     queue: deque[Valuation] = deque()
     try:
-        initial = _enumerate(start, pre_bits, deadline)
-    except _Undecided:
-        raise SolverError("the initial abstract states could not be decided in time") from None
-    for values in initial:
+        initial_states = _enumerate(start, pre_bits, deadline)
+    except _Undecided:  # not even the start could be told apart in time: no graph, not a crash
+        raise SolverError("the initial abstract states could not be enumerated within the time limit") from None
+    for values in initial_states:
         node(values, initial=True)
         queue.append(values)
 

@@ -91,6 +91,8 @@ def test_a_bug_is_one_line_and_exit_70_never_a_finding(
     ]
     with pytest.raises(RuntimeError, match="boom"):
         main(["--debug", "check", str(EXAMPLE)])
+    with pytest.raises(RuntimeError, match="boom"):  # where a user adds it: after the command
+        main(["check", str(EXAMPLE), "--debug"])
 
 
 def test_every_control_and_format_character_is_escaped() -> None:

@@ -98,6 +98,8 @@ def main(argv: list[str] | None = None) -> Any:
     """Entry point: run the CLI, turning every expected error into one line and an exit code."""
     args = sys.argv[1:] if argv is None else argv
     debug = "--debug" in args
+    if debug:  # accepted anywhere on the line, as the error message that asks for it implies
+        args = ["--debug", *(a for a in args if a != "--debug")]
     # Hypothesis keeps a cache of mined constants in ./.hypothesis; a command run in a user's
     # folder writes nothing there (an example database is written only where --database says)
     os.environ.setdefault(

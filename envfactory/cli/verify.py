@@ -26,7 +26,16 @@ from envfactory.parallel import ENGINES, ContractRef, Options, verify_files
 from envfactory.report import FORMATS, Summary, write_json, write_junit, write_text
 from envfactory.verification import Result
 
-INPUT_FORMATS = ("auto", "native", "openai-chat", "openai-responses", "anthropic", "bfcl")
+INPUT_FORMATS = (
+    "auto",
+    "native",
+    "openai-chat",
+    "openai-responses",
+    "anthropic",
+    "gemini",
+    "bedrock",
+    "bfcl",
+)
 
 
 @click.command("verify", epilog=EXIT_CODES)

@@ -1,4 +1,4 @@
-"""Agent logs to trajectories: one module per log format, ``sniff`` to tell them apart, and
+"""Agent logs to trajectories (OpenAI chat and Responses, Anthropic, Gemini, Bedrock, BFCL): one module per log format, ``sniff`` to tell them apart, and
 ``read(format, path, **opts)`` (used by ``envfactory import`` and ``verify --input-format``) to
 read a file in any of them.
 
@@ -17,6 +17,8 @@ from typing import Any
 from envfactory.contracts.errors import InputError, Location, TrajectoryError, UsageError
 from envfactory.importers._common import BROKEN_ARGUMENTS, broken_arguments, read_records
 from envfactory.importers.anthropic import import_anthropic
+from envfactory.importers.batches import open_envelope
+from envfactory.importers.bedrock import import_bedrock
 from envfactory.importers.bfcl import (
     class_function_docs,
     import_bfcl,
@@ -25,9 +27,11 @@ from envfactory.importers.bfcl import (
     parse_call,
     questions_beside,
 )
+from envfactory.importers.gemini import import_gemini
 from envfactory.importers.openai_chat import import_openai_chat
 from envfactory.importers.openai_responses import import_openai_responses
 from envfactory.importers.sniff import sniff
+from envfactory.importers.streams import assemble
 from envfactory.trajectory import Trajectory, holds_native_list, parse_trajectory, read_trajectories
 
 Importer = Callable[..., Iterator[Trajectory | TrajectoryError]]
@@ -36,6 +40,8 @@ IMPORTERS: dict[str, Importer] = {
     "openai-chat": import_openai_chat,
     "openai-responses": import_openai_responses,
     "anthropic": import_anthropic,
+    "gemini": import_gemini,
+    "bedrock": import_bedrock,
     "bfcl": import_bfcl,
 }
 FORMATS = ("auto", "native", *IMPORTERS)
@@ -98,11 +104,15 @@ def _import(
         return
     chosen: str | None = None if fmt == "auto" else fmt  # the format of the records seen so far
     current = fmt
-    for record in read_records(path):
+    for record in assemble(read_records(path)):
         if isinstance(record, TrajectoryError):
             yield record
             continue
         location, data = record
+        data = open_envelope(data, location)
+        if isinstance(data, TrajectoryError):
+            yield data
+            continue
         if fmt == "auto":  # each record on its own: a log may mix formats
             try:
                 found = sniff(data, plain=chosen or "openai-chat")
@@ -172,8 +182,10 @@ __all__ = [
     "broken_arguments",
     "class_function_docs",
     "import_anthropic",
+    "import_bedrock",
     "import_bfcl",
     "import_file",
+    "import_gemini",
     "import_openai_chat",
     "import_openai_responses",
     "load_bfcl_function_docs",

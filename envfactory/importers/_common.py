@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 import orjson
 
 from envfactory.contracts.errors import Location, TrajectoryError
+from envfactory.importers.streams import looks_like_sse, sse_payload
 from envfactory.trajectory import Step, Trajectory, check_value, parse_json_value
 from envfactory.trajectory._decode import decode_json, json_syntax_error
 from envfactory.trajectory._jsonl import is_json_lines, iter_lines, read_document
@@ -32,8 +33,9 @@ class Problem(Exception):
 
 def read_records(path: Path | str) -> Iterator[tuple[Location, Any] | TrajectoryError]:
     """The JSON records of a log file: one per line for JSON Lines (streamed; also a ``.json``
-    file that turns out to be JSON Lines, as BFCL ships them), else the whole document as one
-    record at line 0. A record that cannot be parsed is a ``TrajectoryError`` in its place."""
+    file that turns out to be JSON Lines, as BFCL ships them, and server-sent-events text, one
+    record per ``data:`` line), else the whole document as one record at line 0. A record that
+    cannot be parsed is a ``TrajectoryError`` in its place."""
     name = str(path)
     if Path(path).suffix.lower() not in _LINE_SUFFIXES:
         data = read_document(path, "a JSON document")
@@ -42,23 +44,29 @@ def read_records(path: Path | str) -> Iterator[tuple[Location, Any] | Trajectory
             return
         if data.startswith(b"\xef\xbb\xbf"):
             data = data[3:]
-        try:
-            value, _exact = decode_json(data)
-        except orjson.JSONDecodeError as err:
-            if not is_json_lines(data):
-                yield json_syntax_error(err, data, name, 0)
+        if not looks_like_sse(data):
+            try:
+                value, _exact = decode_json(data)
+            except orjson.JSONDecodeError as err:
+                if not is_json_lines(data):
+                    yield json_syntax_error(err, data, name, 0)
+                    return
+            except ValueError as err:
+                yield TrajectoryError(str(err), Location(name))
                 return
-        except ValueError as err:
-            yield TrajectoryError(str(err), Location(name))
-            return
-        else:
-            yield Location(name), value
-            return
+            else:
+                yield Location(name), value
+                return
     for item in iter_lines(path):
         if isinstance(item, TrajectoryError):
             yield item
             continue
         number, line = item
+        payload = sse_payload(line)  # server-sent events: the JSON after "data:", framing skipped
+        if payload is not None:
+            if not payload:
+                continue
+            line = payload
         try:
             value, _exact = decode_json(line)
         except orjson.JSONDecodeError as err:
@@ -252,6 +260,14 @@ class CallLog:
             return None
         if target.has_output:
             raise Problem(f"{where}: a second result for call {call_id!r}")
+        return target
+
+    def result_by_name(self, name: Any) -> PendingStep | None:
+        """The oldest unanswered call of tool ``name`` (for logs whose results carry no call id),
+        or None (noted as unmatched)."""
+        target = next((s for s in self.pending if s.tool == name and not s.has_output), None)
+        if target is None:
+            self.unmatched.append(str(name))
         return target
 
     def finish(self, tid: str, source: Location, fmt: str) -> Trajectory:

@@ -1,5 +1,7 @@
 """Import Anthropic Messages API logs: assistant ``tool_use`` blocks and the user ``tool_result``
-blocks that answer them by ``tool_use_id``.
+blocks that answer them by ``tool_use_id``; likewise the MCP connector's ``mcp_tool_use`` and
+``mcp_tool_result`` (both in the assistant's message). Server tools that Anthropic runs itself
+(``server_tool_use``, web search) are not the user's API and are skipped.
 
 Accepted records: a list of messages; a request body (``messages``, with ``system`` and ``tools``
 ignored); a response message (``type: message``); a list of request bodies. A result with
@@ -28,6 +30,9 @@ from envfactory.trajectory import Trajectory
 
 FORMAT = "anthropic"
 ERROR_STATUS = 400
+_CALLS = frozenset({"tool_use", "mcp_tool_use"})
+_RESULTS = frozenset({"tool_result", "mcp_tool_result"})
+BLOCK_TYPES = _CALLS | _RESULTS
 _EXPECTED = "expected a list of messages, an object with 'messages', or a response message"
 
 
@@ -64,14 +69,14 @@ def _import(tid: str, messages: list[Any], location: Location) -> Trajectory:
             if not isinstance(block, dict):
                 continue
             kind = block.get("type")
-            if kind == "tool_use":
+            if kind in _CALLS:
                 if message.get("role") != "assistant":
                     raise Problem(f"{bwhere}: a tool_use block in a {message.get('role')!r} message")
                 name = require_str(block, "name", bwhere)
                 meta: dict[str, Any] = {"message": i}
                 value = tool_input(block.get("input"), f"{bwhere}.input", location, meta)
                 log.call(PendingStep(name, value, meta), block.get("id"), f"{bwhere}.id", "tool_use_id")
-            elif kind == "tool_result":
+            elif kind in _RESULTS:
                 target = log.result_for(block.get("tool_use_id"), bwhere)
                 if target is not None:
                     _set_result(target, block, bwhere, location)
@@ -93,4 +98,4 @@ def _set_result(step: PendingStep, block: dict[str, Any], where: str, location: 
     step.has_output = True
 
 
-__all__ = ["FORMAT", "import_anthropic"]
+__all__ = ["BLOCK_TYPES", "FORMAT", "import_anthropic"]

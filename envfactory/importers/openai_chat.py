@@ -16,6 +16,7 @@ from envfactory.importers._common import (
     CallLog,
     PendingStep,
     Problem,
+    check_value,
     default_id,
     import_each,
     record_id,
@@ -79,7 +80,6 @@ def _is_container(item: Any) -> bool:
 
 def _import(tid: str, messages: list[Any], location: Location) -> Trajectory:
     log = CallLog()
-    legacy: list[PendingStep] = []
     for i, message in enumerate(messages):
         where = f"messages[{i}]"
         if not isinstance(message, dict):
@@ -96,38 +96,45 @@ def _import(tid: str, messages: list[Any], location: Location) -> Trajectory:
                         log.call(step, step.meta.get("call_id"), f"{where}.tool_calls[{j}].id")
             function_call = message.get("function_call")
             if function_call is not None:
-                step = _function(function_call, f"{where}.function_call", i, location)
-                log.call(step, None, where)
-                legacy.append(step)
+                log.call(_function(function_call, f"{where}.function_call", i, location), None, where)
         elif role == "tool":
             target = log.result_for(message.get("tool_call_id"), where)
             if target is not None:
                 _set_output(target, message.get("content"), f"{where}.content", location)
         elif role == "function":
-            name = message.get("name")
-            target = next((s for s in legacy if s.tool == name and not s.has_output), None)
-            if target is None:
-                log.unmatched.append(str(name))
-                continue
-            _set_output(target, message.get("content"), f"{where}.content", location)
+            target = log.result_by_name(message.get("name"))
+            if target is not None:
+                _set_output(target, message.get("content"), f"{where}.content", location)
     return log.finish(tid, location, FORMAT)
 
 
 def _tool_call(call: Any, where: str, index: int, location: Location) -> PendingStep | None:
     if not isinstance(call, dict):
         raise Problem(f"{where}: a tool call must be an object")
-    if call.get("type", "function") != "function":
-        return None  # custom tools carry free text, not JSON arguments
+    kind = call.get("type", "function")
+    if kind == "custom":  # a custom tool's input is free text, kept as the string
+        custom = call.get("custom")
+        if not isinstance(custom, dict):
+            raise Problem(f"{where}.custom: missing, or not an object")
+        name = require_str(custom, "name", f"{where}.custom")
+        text = check_value(custom.get("input", ""), location=location, what=f"{where}.custom.input")
+        return PendingStep(name, text, _call_meta(call, index))
+    if kind != "function":
+        return None
     function = call.get("function")
     if not isinstance(function, dict):
         raise Problem(f"{where}.function: missing, or not an object")
     name = require_str(function, "name", f"{where}.function")
-    meta: dict[str, Any] = {"message": index}
+    meta = _call_meta(call, index)
     value = tool_input(function.get("arguments"), f"{where}.function.arguments", location, meta)
-    call_id = call.get("id")
-    if isinstance(call_id, str):
-        meta["call_id"] = call_id
     return PendingStep(name, value, meta)
+
+
+def _call_meta(call: dict[str, Any], index: int) -> dict[str, Any]:
+    meta: dict[str, Any] = {"message": index}
+    if isinstance(call.get("id"), str):
+        meta["call_id"] = call["id"]
+    return meta
 
 
 def _function(call: Any, where: str, index: int, location: Location) -> PendingStep:

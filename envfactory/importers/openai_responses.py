@@ -1,5 +1,7 @@
 """Import OpenAI Responses API logs: ``function_call`` items and the ``function_call_output`` items
-that answer them by ``call_id``.
+that answer them by ``call_id``; likewise ``custom_tool_call`` (free-form text input, kept as the
+string) with ``custom_tool_call_output``, and remote MCP calls (``mcp_call``, whose item carries
+its own ``output`` or ``error``: an error is status 400, as Anthropic's ``is_error``).
 
 Accepted records: a list of items; a request (``input``), a response (``output``) or both in one
 object; an input-items listing (``data``); a list of such objects. Items of other types
@@ -16,6 +18,7 @@ from envfactory.importers._common import (
     CallLog,
     PendingStep,
     Problem,
+    check_value,
     import_records,
     require_str,
     text_of,
@@ -25,7 +28,12 @@ from envfactory.importers._common import (
 from envfactory.trajectory import Trajectory
 
 FORMAT = "openai-responses"
-ITEM_TYPES = frozenset({"function_call", "function_call_output"})
+ITEM_TYPES = frozenset(
+    {"function_call", "function_call_output", "custom_tool_call", "custom_tool_call_output", "mcp_call"}
+)
+_CALLS = frozenset({"function_call", "custom_tool_call", "mcp_call"})
+_OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output"})
+ERROR_STATUS = 400
 _KEYS = ("input", "output", "data")
 _EXPECTED = "expected a list of Responses API items, or an object with 'input', 'output' or 'data'"
 
@@ -63,20 +71,40 @@ def _import(tid: str, items: list[tuple[str, Any]], location: Location) -> Traje
         if not isinstance(item, dict):
             raise Problem(f"{where}: an item must be an object")
         kind = item.get("type")
-        if kind == "function_call":
+        if kind in _CALLS:
             name = require_str(item, "name", where)
             meta: dict[str, Any] = {"item": where}
-            value = tool_input(item.get("arguments"), f"{where}.arguments", location, meta)
+            if kind == "custom_tool_call":
+                value = check_value(item.get("input", ""), location=location, what=f"{where}.input")
+            else:
+                value = tool_input(item.get("arguments"), f"{where}.arguments", location, meta)
+            step = PendingStep(name, value, meta)
             call_id = item.get("call_id", item.get("id"))
-            log.call(PendingStep(name, value, meta), call_id, f"{where}.call_id", "call_id")
-        elif kind == "function_call_output":
+            log.call(step, call_id, f"{where}.call_id", "call_id")
+            if kind == "mcp_call":
+                _mcp_result(step, item, where, location)
+        elif kind in _OUTPUTS:
             target = log.result_for(item.get("call_id"), where)
             if target is not None:
-                output = item.get("output")
-                text = text_of(output)
-                target.output = tool_output(text if text is not None else output, f"{where}.output", location)
-                target.has_output = True
+                _set_output(target, item.get("output"), f"{where}.output", location)
     return log.finish(tid, location, FORMAT)
 
 
-__all__ = ["FORMAT", "import_openai_responses"]
+def _set_output(step: PendingStep, output: Any, where: str, location: Location) -> None:
+    text = text_of(output)
+    step.output = tool_output(text if text is not None else output, where, location)
+    step.has_output = True
+
+
+def _mcp_result(step: PendingStep, item: dict[str, Any], where: str, location: Location) -> None:
+    """An MCP call's result is in its own item: ``error`` (a failed call) or ``output``."""
+    error = item.get("error")
+    if error:
+        step.status = ERROR_STATUS
+        step.output = check_value(error, location=location, what=f"{where}.error")
+        step.has_output = True
+    elif item.get("output") is not None:
+        _set_output(step, item["output"], f"{where}.output", location)
+
+
+__all__ = ["FORMAT", "ITEM_TYPES", "import_openai_responses"]

@@ -2,7 +2,8 @@
 
 The formats differ in how they spell a tool call: native ``steps``, BFCL ``ground_truth``, OpenAI
 chat ``tool_calls`` / ``role: tool``, Responses ``function_call`` items, Anthropic ``tool_use`` /
-``tool_result`` blocks. A conversation with no tool call at all is plain chat, which every chat
+``tool_result`` blocks, Gemini ``functionCall`` / ``functionResponse`` parts, Bedrock ``toolUse``
+/ ``toolResult`` blocks. A conversation with no tool call at all is plain chat, which every chat
 importer reads the same way (as zero steps): it is reported as ``openai-chat``.
 """
 
@@ -11,10 +12,14 @@ from __future__ import annotations
 from typing import Any
 
 from envfactory.contracts.errors import TrajectoryError
+from envfactory.importers.anthropic import BLOCK_TYPES
+from envfactory.importers.bedrock import BLOCK_KEYS, response_message
+from envfactory.importers.gemini import CALL_KEYS, RESPONSE_KEYS
+from envfactory.importers.openai_responses import ITEM_TYPES
 
-FORMATS = ("native", "openai-chat", "openai-responses", "anthropic", "bfcl")
-_RESPONSES_ITEMS = frozenset({"function_call", "function_call_output"})
-_ANTHROPIC_BLOCKS = frozenset({"tool_use", "tool_result"})
+FORMATS = ("native", "openai-chat", "openai-responses", "anthropic", "gemini", "bedrock", "bfcl")
+_RESPONSES_ITEMS = ITEM_TYPES
+_ANTHROPIC_BLOCKS = BLOCK_TYPES
 _SCAN = 10_000
 """Items looked at before giving up on a list."""
 
@@ -56,9 +61,9 @@ def _sniff(data: Any) -> str | None:
 
 
 def _is_record(item: dict[str, Any]) -> bool:
-    return any(key in item for key in ("steps", "ground_truth", "messages", "choices")) or (
-        "type" not in item and any(isinstance(item.get(k), list) for k in ("input", "output", "data"))
-    )
+    return any(
+        key in item for key in ("steps", "ground_truth", "messages", "choices", "contents", "candidates")
+    ) or ("type" not in item and any(isinstance(item.get(k), list) for k in ("input", "output", "data")))
 
 
 def _sniff_object(data: dict[str, Any]) -> str | None:
@@ -70,6 +75,10 @@ def _sniff_object(data: dict[str, Any]) -> str | None:
         return _sniff_items([m for m in data["messages"][:_SCAN] if isinstance(m, dict)])
     if isinstance(data.get("choices"), list):
         return "openai-chat"
+    if isinstance(data.get("contents"), list) or isinstance(data.get("candidates"), list):
+        return "gemini"  # no other format has either
+    if isinstance(response_message(data), dict):
+        return "bedrock"
     if "type" not in data and any(isinstance(data.get(k), list) for k in ("input", "output", "data")):
         return "openai-responses"
     if _kind(data) in _RESPONSES_ITEMS or "role" in data:
@@ -85,10 +94,17 @@ def _sniff_items(items: list[dict[str, Any]]) -> str:
         if "tool_calls" in item or "function_call" in item or item.get("role") in ("tool", "function"):
             return "openai-chat"
         content = item.get("content")
-        if isinstance(content, list) and any(
-            isinstance(block, dict) and _kind(block) in _ANTHROPIC_BLOCKS for block in content
+        if isinstance(content, list):
+            blocks = [block for block in content if isinstance(block, dict)]
+            if any(_kind(block) in _ANTHROPIC_BLOCKS for block in blocks):
+                return "anthropic"
+            if any(not BLOCK_KEYS.isdisjoint(block) for block in blocks):
+                return "bedrock"
+        parts = item.get("parts")
+        if isinstance(parts, list) and any(
+            isinstance(part, dict) and any(k in part for k in (*CALL_KEYS, *RESPONSE_KEYS)) for part in parts
         ):
-            return "anthropic"
+            return "gemini"
     return _PLAIN
 
 

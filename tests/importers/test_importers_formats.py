@@ -272,7 +272,16 @@ def test_auto_on_an_unknown_structure_is_one_error(tmp_path: Path) -> None:
 def test_unknown_format_is_a_usage_error() -> None:
     with pytest.raises(UsageError, match="unknown log format"):
         read("csv", FIXTURES / "anthropic_response.json")
-    assert set(FORMATS) == {"auto", "native", "openai-chat", "openai-responses", "anthropic", "bfcl"}
+    assert set(FORMATS) == {
+        "auto",
+        "native",
+        "openai-chat",
+        "openai-responses",
+        "anthropic",
+        "gemini",
+        "bedrock",
+        "bfcl",
+    }
 
 
 def test_unreadable_file_is_an_error_not_an_exception(tmp_path: Path) -> None:

@@ -1,0 +1,268 @@
+"""Streamed responses put back together, so that a log of stream events imports like the response.
+
+Vendors document streaming as a sequence of events, and logs often keep them as they came: one
+JSON event a line, or the raw server-sent-events text (``event: ...`` / ``data: {...}`` lines,
+``data: [DONE]``). Three families are read:
+
+- OpenAI Chat Completions chunks (``object: chat.completion.chunk``): ``delta`` pieces per choice,
+  tool calls by ``index`` with their ``arguments`` in fragments, grouped by the chunk ``id``;
+- Anthropic Messages events (``message_start`` ... ``message_stop``): content blocks by ``index``,
+  a ``tool_use`` block's input in ``input_json_delta`` fragments;
+- OpenAI Responses events (``response.created`` ... ``response.completed``): the final response
+  when the stream has one, else the items built from ``output_item`` and argument deltas (a
+  stream cut short still shows the calls it made).
+
+Each stream becomes one record, located at its first event, which the format's importer reads.
+Fragments are only concatenated here; decoding (and its hostile-input checks) stays the
+importer's, so arguments cut mid-way are the agent's broken-arguments finding, not a crash.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from envfactory.contracts.errors import Location, TrajectoryError
+
+Record = tuple[Location, Any]
+
+_ANTHROPIC_EVENTS = frozenset(
+    {
+        "message_start",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_stop",
+        "message_delta",
+        "message_stop",
+        "ping",
+    }
+)
+_SSE_FIELDS = (b"event:", b"id:", b"retry:", b":")
+
+
+def sse_payload(line: bytes) -> bytes | None:
+    """The JSON text of a server-sent-events line (``data: {...}``), ``b""`` for a line that is
+    SSE framing (``event:``, ``id:``, comments, ``data: [DONE]``), None for any other line."""
+    stripped = line.strip()
+    if stripped.startswith(b"data:"):
+        payload = stripped[5:].strip()
+        return b"" if payload == b"[DONE]" else payload
+    if stripped.startswith(_SSE_FIELDS):
+        return b""
+    return None
+
+
+def looks_like_sse(data: bytes) -> bool:
+    """True when a document's first non-empty line is SSE framing rather than JSON."""
+    for line in data.split(b"\n", 16):
+        if line.strip():
+            return sse_payload(line) is not None
+    return False
+
+
+def family(data: Any) -> str | None:
+    """Which stream an event belongs to (``chat``, ``anthropic``, ``responses``), or None."""
+    if not isinstance(data, dict):
+        return None
+    if data.get("object") == "chat.completion.chunk":
+        return "chat"
+    kind = data.get("type")
+    if not isinstance(kind, str):
+        return None
+    if kind in _ANTHROPIC_EVENTS:
+        return "anthropic"
+    if kind.startswith("response."):
+        return "responses"
+    return None
+
+
+def assemble(records: Iterable[Record | TrajectoryError]) -> Iterator[Record | TrajectoryError]:
+    """``records`` with each run of stream events replaced by the one record it streams."""
+    stream: _Stream | None = None
+    for record in records:
+        kind = None if isinstance(record, TrajectoryError) else family(record[1])
+        if stream is not None and (kind != stream.kind or stream.starts_anew(record)):
+            yield stream.record()
+            stream = None
+        if kind is None:
+            yield record
+            continue
+        assert not isinstance(record, TrajectoryError)
+        if stream is None:
+            stream = _STREAMS[kind](record[0])
+        stream.add(record[1])
+        if stream.done:
+            yield stream.record()
+            stream = None
+    if stream is not None:
+        yield stream.record()
+
+
+class _Stream:
+    kind = ""
+
+    def __init__(self, location: Location) -> None:
+        self.location = location
+        self.done = False
+
+    def starts_anew(self, record: Record | TrajectoryError) -> bool:
+        return False
+
+    def add(self, event: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+    def value(self) -> Any:
+        raise NotImplementedError
+
+    def record(self) -> Record:
+        return self.location, self.value()
+
+
+class _ChatStream(_Stream):
+    """Chat Completions chunks of one completion (one ``id``)."""
+
+    kind = "chat"
+
+    def __init__(self, location: Location) -> None:
+        super().__init__(location)
+        self.id: Any = None
+        self.choices: dict[int, dict[str, Any]] = {}
+
+    def starts_anew(self, record: Record | TrajectoryError) -> bool:
+        return not isinstance(record, TrajectoryError) and record[1].get("id") != self.id
+
+    def add(self, event: dict[str, Any]) -> None:
+        self.id = event.get("id")
+        for choice in event.get("choices") or ():
+            if not isinstance(choice, dict) or not isinstance(choice.get("delta"), dict):
+                continue
+            message = self.choices.setdefault(_index(choice), {"role": "assistant"})
+            delta = choice["delta"]
+            if isinstance(delta.get("role"), str):
+                message["role"] = delta["role"]
+            if isinstance(delta.get("content"), str):
+                message["content"] = message.get("content", "") + delta["content"]
+            calls = message.setdefault("tool_calls", {})
+            for piece in delta.get("tool_calls") or ():
+                if isinstance(piece, dict):
+                    call = calls.setdefault(_index(piece), {"type": "function", "function": {}})
+                    if isinstance(piece.get("id"), str):
+                        call["id"] = piece["id"]
+                    _extend(call["function"], piece.get("function"), ("name", "arguments"))
+            if isinstance(delta.get("function_call"), dict):  # the legacy single call
+                _extend(
+                    message.setdefault("function_call", {}), delta["function_call"], ("name", "arguments")
+                )
+
+    def value(self) -> Any:
+        choices = []
+        for index in sorted(self.choices):
+            message = dict(self.choices[index])
+            calls = message.pop("tool_calls")
+            if calls:
+                message["tool_calls"] = [calls[k] for k in sorted(calls)]
+            choices.append({"index": index, "message": message})
+        return {"id": self.id, "object": "chat.completion", "choices": choices}
+
+
+class _AnthropicStream(_Stream):
+    """Messages API events from ``message_start`` to ``message_stop``."""
+
+    kind = "anthropic"
+
+    def __init__(self, location: Location) -> None:
+        super().__init__(location)
+        self.message: dict[str, Any] = {"type": "message", "role": "assistant"}
+        self.blocks: dict[int, dict[str, Any]] = {}
+        self.json: dict[int, str] = {}
+
+    def starts_anew(self, record: Record | TrajectoryError) -> bool:
+        return not isinstance(record, TrajectoryError) and record[1].get("type") == "message_start"
+
+    def add(self, event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        if kind == "message_start" and isinstance(event.get("message"), dict):
+            start = event["message"]
+            self.message.update({k: v for k, v in start.items() if k != "content"})
+        elif kind == "content_block_start" and isinstance(event.get("content_block"), dict):
+            self.blocks[_index(event)] = dict(event["content_block"])
+        elif kind == "content_block_delta" and isinstance(event.get("delta"), dict):
+            index, delta = _index(event), event["delta"]
+            block = self.blocks.setdefault(index, {})
+            if delta.get("type") == "input_json_delta" and isinstance(delta.get("partial_json"), str):
+                self.json[index] = self.json.get(index, "") + delta["partial_json"]
+            elif isinstance(delta.get("text"), str):
+                block["text"] = block.get("text", "") + delta["text"]
+        elif kind == "message_stop":
+            self.done = True
+
+    def value(self) -> Any:
+        content = []
+        for index in sorted(self.blocks):
+            block = self.blocks[index]
+            if index in self.json:  # the streamed input replaces the empty one the block started with
+                block = {**block, "input": self.json[index] or {}}
+            content.append(block)
+        return {**self.message, "content": content}
+
+
+class _ResponsesStream(_Stream):
+    """Responses API events from ``response.created`` to ``response.completed``."""
+
+    kind = "responses"
+
+    def __init__(self, location: Location) -> None:
+        super().__init__(location)
+        self.final: dict[str, Any] | None = None
+        self.response: dict[str, Any] = {}
+        self.items: dict[int, dict[str, Any]] = {}
+
+    def starts_anew(self, record: Record | TrajectoryError) -> bool:
+        return not isinstance(record, TrajectoryError) and record[1].get("type") == "response.created"
+
+    def add(self, event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        response = event.get("response")
+        if isinstance(response, dict):
+            self.response = response
+            if kind in ("response.completed", "response.incomplete", "response.failed"):
+                self.final = response
+                self.done = True
+        item = event.get("item")
+        if kind in ("response.output_item.added", "response.output_item.done") and isinstance(item, dict):
+            self.items[_index(event, "output_index")] = dict(item)
+        elif kind == "response.function_call_arguments.delta" and isinstance(event.get("delta"), str):
+            target = self.items.setdefault(_index(event, "output_index"), {"type": "function_call"})
+            target["arguments"] = str(target.get("arguments") or "") + event["delta"]
+        elif kind == "response.function_call_arguments.done" and isinstance(event.get("arguments"), str):
+            self.items.setdefault(_index(event, "output_index"), {"type": "function_call"})["arguments"] = (
+                event["arguments"]
+            )
+
+    def value(self) -> Any:
+        if self.final is not None:
+            return self.final
+        return {**self.response, "output": [self.items[k] for k in sorted(self.items)]}
+
+
+_STREAMS: dict[str, type[_Stream]] = {
+    "chat": _ChatStream,
+    "anthropic": _AnthropicStream,
+    "responses": _ResponsesStream,
+}
+
+
+def _index(event: dict[str, Any], key: str = "index") -> int:
+    value = event.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _extend(target: dict[str, Any], piece: Any, keys: tuple[str, ...]) -> None:
+    """Append each string field of a delta ``piece`` to the same field of ``target``."""
+    if isinstance(piece, dict):
+        for key in keys:
+            if isinstance(piece.get(key), str):
+                target[key] = target.get(key, "") + piece[key]
+
+
+__all__ = ["assemble", "family", "looks_like_sse", "sse_payload"]

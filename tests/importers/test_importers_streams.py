@@ -1,0 +1,172 @@
+"""Streamed responses logged as they came (one event a line, or raw server-sent events) import
+like the response they stream: OpenAI chat chunks, Anthropic Messages events, Responses events."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from envfactory.contracts.errors import TrajectoryError
+from envfactory.importers import BROKEN_ARGUMENTS, read
+from envfactory.trajectory import Trajectory
+
+DEPOSIT = {"account": "AA01", "amount": 5}
+
+
+def _chunk(cid: str, delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+    return {
+        "id": cid,
+        "object": "chat.completion.chunk",
+        "model": "gpt-4o",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
+
+
+def _call_piece(index: int, arguments: str, name: str | None = None) -> dict[str, Any]:
+    piece: dict[str, Any] = {"index": index, "function": {"arguments": arguments}}
+    if name is not None:
+        piece.update(id=f"call_{index}", type="function")
+        piece["function"]["name"] = name
+    return piece
+
+
+def _chat_stream(cid: str, calls: list[tuple[str, list[str]]]) -> list[dict[str, Any]]:
+    """The chunks of one completion making ``calls``, each ``(name, argument fragments)``."""
+    chunks = [_chunk(cid, {"role": "assistant", "content": None})]
+    for index, (name, fragments) in enumerate(calls):
+        chunks.append(_chunk(cid, {"tool_calls": [_call_piece(index, "", name)]}))
+        chunks += [_chunk(cid, {"tool_calls": [_call_piece(index, part)]}) for part in fragments]
+    return [*chunks, _chunk(cid, {}, "tool_calls")]
+
+
+def _write(path: Path, events: list[dict[str, Any]], *, sse: bool = False) -> Path:
+    if sse:
+        text = "".join(f"event: {e.get('type', 'chunk')}\ndata: {json.dumps(e)}\n\n" for e in events)
+        path.write_text(text + "data: [DONE]\n\n", "utf-8")
+    else:
+        path.write_text("".join(json.dumps(e) + "\n" for e in events), "utf-8")
+    return path
+
+
+def _calls(item: Trajectory | TrajectoryError) -> list[tuple[str, Any]]:
+    assert isinstance(item, Trajectory), str(item)
+    return [(s.tool, s.input) for s in item.steps]
+
+
+def _split(text: str, cuts: list[int]) -> list[str]:
+    points = sorted({min(c, len(text)) for c in cuts})
+    return [text[a:b] for a, b in zip([0, *points], [*points, len(text)], strict=True)]
+
+
+@settings(max_examples=60, derandomize=True, database=None, deadline=None)
+@given(
+    args=st.dictionaries(
+        st.sampled_from(["account", "amount", "note"]), st.integers(-(2**63), 2**63 - 1) | st.text(max_size=8)
+    ),
+    cuts=st.lists(st.integers(0, 80), max_size=6),
+    sse=st.booleans(),
+)
+def test_chat_chunks_split_anywhere_give_the_arguments_back(
+    tmp_path_factory: Any, args: dict[str, Any], cuts: list[int], sse: bool
+) -> None:
+    text = json.dumps(args)
+    path = tmp_path_factory.mktemp("s") / ("log.txt" if sse else "log.jsonl")
+    _write(path, _chat_stream("chatcmpl-1", [("deposit", _split(text, cuts))]), sse=sse)
+    [got] = list(read("auto", path))
+    assert _calls(got) == [("deposit", args)]
+    assert isinstance(got, Trajectory) and got.id == "chatcmpl-1"
+
+
+def test_two_completions_and_parallel_calls(tmp_path: Path) -> None:
+    first = _chat_stream("c1", [("deposit", ['{"account": "AA', '01", "amount": 5}']), ("balance", ["{}"])])
+    second = _chat_stream("c2", [("withdraw", ['{"account": "AA01", "amount": 1}'])])
+    one, two = read("openai-chat", _write(tmp_path / "log.jsonl", first + second))
+    assert _calls(one) == [("deposit", DEPOSIT), ("balance", {})]
+    assert _calls(two) == [("withdraw", {"account": "AA01", "amount": 1})]
+
+
+def _anthropic_events(fragments: list[str], *, stop: bool = True) -> list[dict[str, Any]]:
+    use = {"type": "tool_use", "id": "toolu_1", "name": "deposit", "input": {}}
+    events: list[dict[str, Any]] = [
+        {
+            "type": "message_start",
+            "message": {"id": "msg_1", "type": "message", "role": "assistant", "content": []},
+        },
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "On it."}},
+        {"type": "content_block_stop", "index": 0},
+        {"type": "ping"},
+        {"type": "content_block_start", "index": 1, "content_block": use},
+    ]
+    events += [
+        {"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": f}}
+        for f in fragments
+    ]
+    events += [
+        {"type": "content_block_stop", "index": 1},
+        {"type": "message_delta", "delta": {"stop_reason": "tool_use"}},
+    ]
+    return [*events, {"type": "message_stop"}] if stop else events
+
+
+def test_anthropic_server_sent_events(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path / "stream.txt", _anthropic_events(["", '{"account": "AA01",', ' "amount": 5}']), sse=True
+    )
+    [got] = list(read("auto", path))
+    assert _calls(got) == [("deposit", DEPOSIT)] and isinstance(got, Trajectory) and got.id == "msg_1"
+
+
+def test_a_stream_cut_mid_arguments_is_the_agents_broken_call(tmp_path: Path) -> None:
+    path = _write(tmp_path / "cut.jsonl", _anthropic_events(['{"account": "AA01", "amo'], stop=False))
+    [got] = list(read("anthropic", path))
+    assert isinstance(got, Trajectory) and got.steps[0].tool == "deposit"
+    assert got.steps[0].meta is not None and "invalid JSON" in got.steps[0].meta[BROKEN_ARGUMENTS]
+
+
+def test_responses_events_final_response_wins_and_a_cut_stream_keeps_its_calls(tmp_path: Path) -> None:
+    call = {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "deposit", "arguments": ""}
+    head = [
+        {
+            "type": "response.created",
+            "sequence_number": 0,
+            "response": {"id": "resp_1", "object": "response", "output": []},
+        },
+        {"type": "response.output_item.added", "sequence_number": 1, "output_index": 0, "item": call},
+        {
+            "type": "response.function_call_arguments.delta",
+            "sequence_number": 2,
+            "output_index": 0,
+            "delta": '{"account":"AA01",',
+        },
+        {
+            "type": "response.function_call_arguments.delta",
+            "sequence_number": 3,
+            "output_index": 0,
+            "delta": '"amount":5}',
+        },
+    ]
+    final = {**call, "arguments": json.dumps({"account": "AA01", "amount": 7})}
+    done = {
+        "type": "response.completed",
+        "sequence_number": 4,
+        "response": {"id": "resp_1", "object": "response", "output": [final]},
+    }
+    plain = {
+        "messages": [
+            {
+                "role": "assistant",
+                "tool_calls": [
+                    {"id": "x", "type": "function", "function": {"name": "balance", "arguments": "{}"}}
+                ],
+            }
+        ]
+    }
+    completed, cut, after = read("auto", _write(tmp_path / "events.jsonl", [*head, done, *head, plain]))
+    assert _calls(completed) == [("deposit", {"account": "AA01", "amount": 7})]  # the final response
+    assert _calls(cut) == [("deposit", DEPOSIT)]
+    assert _calls(after) == [("balance", {})]  # a record after a stream is read on its own

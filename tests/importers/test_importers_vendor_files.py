@@ -1,0 +1,412 @@
+"""Logs kept the way the vendors' own tools write them: OpenAI Batch API input and output files,
+Anthropic Message Batches requests and results, Responses custom-tool and MCP items, Anthropic
+MCP connector blocks. Each line opens to the conversation inside; a failed request is one error
+in its place and the other lines still import."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from envfactory.contracts.errors import TrajectoryError
+from envfactory.importers import read
+from envfactory.trajectory import Trajectory
+
+DEPOSIT = {"account": "AA01", "amount": 5}
+CALL = {"id": "call_1", "type": "function", "function": {"name": "deposit", "arguments": json.dumps(DEPOSIT)}}
+CHAT = [
+    {"role": "user", "content": "Put 5 in AA01"},
+    {"role": "assistant", "content": None, "tool_calls": [CALL]},
+    {"role": "tool", "tool_call_id": "call_1", "content": '{"balance": 105}'},
+]
+
+
+def _jsonl(tmp_path: Path, name: str, records: list[Any]) -> Path:
+    path = tmp_path / name
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), "utf-8")
+    return path
+
+
+def _steps(item: Trajectory | TrajectoryError) -> list[tuple[str, Any, Any, int | None]]:
+    assert isinstance(item, Trajectory), str(item)
+    return [(s.tool, s.input, s.output if s.has_output else "-", s.status) for s in item.steps]
+
+
+def _completion(message: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "model": "gpt-4o",
+        "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls"}],
+    }
+
+
+@pytest.mark.parametrize("fmt", ["auto", "openai-chat"])
+def test_openai_batch_input_and_output_files(tmp_path: Path, fmt: str) -> None:
+    requests = _jsonl(
+        tmp_path,
+        "batch_input.jsonl",
+        [
+            {
+                "custom_id": "req-1",
+                "method": "POST",
+                "url": "/v1/chat/completions",
+                "body": {"model": "gpt-4o", "messages": CHAT},
+            },
+        ],
+    )
+    [got] = list(read(fmt, requests))
+    assert isinstance(got, Trajectory) and got.id == "req-1"
+    assert _steps(got) == [("deposit", DEPOSIT, {"balance": 105}, None)]
+
+    results = _jsonl(
+        tmp_path,
+        "batch_output.jsonl",
+        [
+            {
+                "id": "batch_req_1",
+                "custom_id": "req-1",
+                "error": None,
+                "response": {
+                    "status_code": 200,
+                    "request_id": "r1",
+                    "body": _completion({"role": "assistant", "content": None, "tool_calls": [CALL]}),
+                },
+            },
+            {
+                "id": "batch_req_2",
+                "custom_id": "req-2",
+                "response": None,
+                "error": {
+                    "code": "batch_expired",
+                    "message": "This request could not be executed before the completion window expired.",
+                },
+            },
+            {
+                "id": "batch_req_3",
+                "custom_id": "req-3",
+                "error": None,
+                "response": {
+                    "status_code": 400,
+                    "body": {"error": {"message": "Invalid 'messages'", "type": "invalid_request_error"}},
+                },
+            },
+        ],
+    )
+    first, expired, refused = read(fmt, results)
+    assert isinstance(first, Trajectory) and first.id == "req-1"
+    assert _steps(first) == [("deposit", DEPOSIT, "-", None)]
+    assert isinstance(expired, TrajectoryError) and expired.location is not None
+    assert "'req-2'" in expired.message and "completion window expired" in expired.message
+    assert expired.location.line == 2
+    assert isinstance(refused, TrajectoryError) and "status 400: Invalid 'messages'" in refused.message
+
+
+def test_openai_batch_of_responses_requests(tmp_path: Path) -> None:
+    path = _jsonl(
+        tmp_path,
+        "responses_batch.jsonl",
+        [
+            {
+                "custom_id": "r-1",
+                "method": "POST",
+                "url": "/v1/responses",
+                "body": {
+                    "model": "gpt-4.1",
+                    "input": [
+                        {"role": "user", "content": "go"},
+                        {
+                            "type": "function_call",
+                            "call_id": "c1",
+                            "name": "deposit",
+                            "arguments": json.dumps(DEPOSIT),
+                        },
+                        {"type": "function_call_output", "call_id": "c1", "output": '{"balance": 105}'},
+                    ],
+                },
+            },
+        ],
+    )
+    [got] = list(read("auto", path))
+    assert isinstance(got, Trajectory) and got.id == "r-1" and got.meta["source"] == "openai-responses"
+    assert _steps(got) == [("deposit", DEPOSIT, {"balance": 105}, None)]
+
+
+def test_anthropic_message_batches_requests_and_results(tmp_path: Path) -> None:
+    use = {"type": "tool_use", "id": "toolu_1", "name": "deposit", "input": DEPOSIT}
+    requests = _jsonl(
+        tmp_path,
+        "requests.jsonl",
+        [
+            {
+                "custom_id": "a-1",
+                "params": {
+                    "model": "claude-sonnet-4-5",
+                    "max_tokens": 1024,
+                    "messages": [
+                        {"role": "user", "content": "go"},
+                        {"role": "assistant", "content": [use]},
+                        {
+                            "role": "user",
+                            "content": [
+                                {
+                                    "type": "tool_result",
+                                    "tool_use_id": "toolu_1",
+                                    "content": "no such account",
+                                    "is_error": True,
+                                }
+                            ],
+                        },
+                    ],
+                },
+            },
+        ],
+    )
+    [got] = list(read("auto", requests))
+    assert isinstance(got, Trajectory) and got.id == "a-1"
+    assert _steps(got) == [("deposit", DEPOSIT, "no such account", 400)]
+
+    results = _jsonl(
+        tmp_path,
+        "results.jsonl",
+        [
+            {
+                "custom_id": "a-1",
+                "result": {
+                    "type": "succeeded",
+                    "message": {
+                        "id": "msg_1",
+                        "type": "message",
+                        "role": "assistant",
+                        "model": "claude-sonnet-4-5",
+                        "content": [{"type": "text", "text": "Depositing."}, use],
+                        "stop_reason": "tool_use",
+                    },
+                },
+            },
+            {
+                "custom_id": "a-2",
+                "result": {
+                    "type": "errored",
+                    "error": {
+                        "type": "error",
+                        "error": {"type": "invalid_request_error", "message": "max_tokens: Field required"},
+                    },
+                },
+            },
+            {"custom_id": "a-3", "result": {"type": "expired"}},
+        ],
+    )
+    ok, errored, expired = read("anthropic", results)
+    assert isinstance(ok, Trajectory) and ok.id == "a-1" and _steps(ok) == [("deposit", DEPOSIT, "-", None)]
+    assert isinstance(errored, TrajectoryError) and "errored: max_tokens: Field required" in errored.message
+    assert isinstance(expired, TrajectoryError) and expired.message.endswith("(expired)")
+
+
+def test_responses_custom_tool_and_mcp_items(tmp_path: Path) -> None:
+    path = tmp_path / "response.json"
+    path.write_text(
+        json.dumps(
+            {
+                "id": "resp_1",
+                "object": "response",
+                "output": [
+                    {"type": "reasoning", "id": "rs_1", "summary": []},
+                    {"type": "mcp_list_tools", "id": "mcpl_1", "server_label": "bank", "tools": []},
+                    {
+                        "type": "mcp_call",
+                        "id": "mcp_1",
+                        "server_label": "bank",
+                        "name": "deposit",
+                        "arguments": json.dumps(DEPOSIT),
+                        "output": '{"balance": 105}',
+                        "error": None,
+                    },
+                    {
+                        "type": "mcp_call",
+                        "id": "mcp_2",
+                        "server_label": "bank",
+                        "name": "withdraw",
+                        "arguments": '{"account": "AA01", "amount": 500}',
+                        "output": None,
+                        "error": "insufficient funds",
+                    },
+                    {
+                        "type": "custom_tool_call",
+                        "id": "ctc_1",
+                        "call_id": "call_9",
+                        "name": "run_sql",
+                        "input": "SELECT 1",
+                    },
+                    {"type": "custom_tool_call_output", "call_id": "call_9", "output": "1"},
+                ],
+            }
+        ),
+        "utf-8",
+    )
+    [got] = list(read("auto", path))
+    assert _steps(got) == [
+        ("deposit", DEPOSIT, {"balance": 105}, None),
+        ("withdraw", {"account": "AA01", "amount": 500}, "insufficient funds", 400),
+        ("run_sql", "SELECT 1", 1, None),  # free-form input stays text; the output decodes as JSON
+    ]
+
+
+def test_anthropic_mcp_connector_blocks_and_server_tools(tmp_path: Path) -> None:
+    path = tmp_path / "message.json"
+    path.write_text(
+        json.dumps(
+            {
+                "type": "message",
+                "role": "assistant",
+                "content": [
+                    {
+                        "type": "server_tool_use",
+                        "id": "srvtoolu_1",
+                        "name": "web_search",
+                        "input": {"query": "rates"},
+                    },
+                    {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": []},
+                    {
+                        "type": "mcp_tool_use",
+                        "id": "mcptoolu_1",
+                        "name": "deposit",
+                        "server_name": "bank",
+                        "input": DEPOSIT,
+                    },
+                    {
+                        "type": "mcp_tool_result",
+                        "tool_use_id": "mcptoolu_1",
+                        "is_error": False,
+                        "content": [{"type": "text", "text": '{"balance": 105}'}],
+                    },
+                ],
+            }
+        ),
+        "utf-8",
+    )
+    [got] = list(read("auto", path))
+    assert _steps(got) == [("deposit", DEPOSIT, {"balance": 105}, None)]
+
+
+# ------------------------------------------------------------------------- Gemini and Bedrock
+
+GEMINI_CALLS = {
+    "role": "model",
+    "parts": [
+        {"functionCall": {"name": "deposit", "args": DEPOSIT}},
+        {"functionCall": {"name": "deposit", "args": {"account": "AA02", "amount": 1}}},
+    ],
+}
+GEMINI_ANSWERS = {
+    "role": "user",
+    "parts": [
+        {"functionResponse": {"name": "deposit", "response": {"balance": 105}}},
+        {"functionResponse": {"name": "deposit", "response": {"error": "no such account"}}},
+    ],
+}
+
+
+def test_gemini_request_answers_by_name_in_order_and_errors_are_400(tmp_path: Path) -> None:
+    path = tmp_path / "gemini.json"
+    user = {"role": "user", "parts": [{"text": "go"}]}
+    path.write_text(json.dumps({"contents": [user, GEMINI_CALLS, GEMINI_ANSWERS], "tools": []}), "utf-8")
+    [got] = list(read("auto", path))
+    assert isinstance(got, Trajectory) and got.meta["source"] == "gemini"
+    assert _steps(got) == [
+        ("deposit", DEPOSIT, {"balance": 105}, None),
+        ("deposit", {"account": "AA02", "amount": 1}, {"error": "no such account"}, 400),
+    ]
+
+
+def test_gemini_response_snake_case_ids_and_candidates(tmp_path: Path) -> None:
+    call = {"function_call": {"id": "c1", "name": "deposit", "args": DEPOSIT}}
+    answer = {"function_response": {"id": "c1", "name": "deposit", "response": {"output": 105}}}
+    path = tmp_path / "response.json"
+    path.write_text(
+        json.dumps(
+            {
+                "responseId": "abc",
+                "candidates": [
+                    {"content": {"role": "model", "parts": [call, answer]}, "finishReason": "STOP"},
+                    {"content": {"role": "model", "parts": [{"text": "no"}]}},
+                ],
+            }
+        ),
+        "utf-8",
+    )
+    first, second = read("gemini", path)
+    assert isinstance(first, Trajectory) and first.id == "abc:0"
+    assert _steps(first) == [("deposit", DEPOSIT, {"output": 105}, None)]
+    assert isinstance(second, Trajectory) and second.id == "abc:1" and not second.steps
+
+
+def test_bedrock_converse_request_and_response(tmp_path: Path) -> None:
+    use = {"toolUse": {"toolUseId": "t1", "name": "deposit", "input": DEPOSIT}}
+    result = {"toolResult": {"toolUseId": "t1", "content": [{"json": {"balance": 105}}], "status": "success"}}
+    failed = {"toolResult": {"toolUseId": "t2", "content": [{"text": "frozen"}], "status": "error"}}
+    second = {"toolUse": {"toolUseId": "t2", "name": "withdraw", "input": {"account": "AA01", "amount": 1}}}
+    path = _jsonl(
+        tmp_path,
+        "converse.jsonl",
+        [
+            {
+                "modelId": "m",
+                "messages": [
+                    {"role": "user", "content": [{"text": "go"}]},
+                    {"role": "assistant", "content": [{"text": "ok"}, use, second]},
+                    {"role": "user", "content": [result, failed]},
+                ],
+            },
+            {"output": {"message": {"role": "assistant", "content": [use]}}, "stopReason": "tool_use"},
+        ],
+    )
+    request, response = read("auto", path)
+    assert _steps(request) == [
+        ("deposit", DEPOSIT, {"balance": 105}, None),
+        ("withdraw", {"account": "AA01", "amount": 1}, "frozen", 400),
+    ]
+    assert isinstance(response, Trajectory) and response.meta["source"] == "bedrock"
+    assert _steps(response) == [("deposit", DEPOSIT, "-", None)]
+
+
+def test_gemini_vertex_and_bedrock_batch_lines(tmp_path: Path) -> None:
+    user = {"role": "user", "parts": [{"text": "go"}]}
+    claude_call = {"type": "tool_use", "id": "toolu_1", "name": "deposit", "input": DEPOSIT}
+    path = _jsonl(
+        tmp_path,
+        "batches.jsonl",
+        [
+            {"key": "g-1", "response": {"candidates": [{"content": GEMINI_CALLS}]}},
+            {"key": "g-2", "error": {"code": 3, "message": "bad request"}},
+            {
+                "request": {"contents": [user]},
+                "status": "",
+                "response": {"candidates": [{"content": GEMINI_CALLS}]},
+            },
+            {
+                "recordId": "CALL0000001",
+                "modelInput": {
+                    "anthropic_version": "bedrock-2023-05-31",
+                    "messages": [{"role": "user", "content": "go"}],
+                },
+                "modelOutput": {
+                    "id": "msg_1",
+                    "type": "message",
+                    "role": "assistant",
+                    "content": [claude_call],
+                },
+            },
+        ],
+    )
+    gemini, failed, vertex, bedrock = read("auto", path)
+    assert isinstance(gemini, Trajectory) and gemini.id == "g-1" and len(gemini.steps) == 2
+    assert (
+        isinstance(failed, TrajectoryError) and "'g-2'" in failed.message and "bad request" in failed.message
+    )
+    assert isinstance(vertex, Trajectory) and [s.tool for s in vertex.steps] == ["deposit", "deposit"]
+    assert isinstance(bedrock, Trajectory) and bedrock.id == "CALL0000001"
+    assert _steps(bedrock) == [("deposit", DEPOSIT, "-", None)]
