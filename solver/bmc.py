@@ -103,21 +103,22 @@ class Unrolling:
         self.solver.add(*formulas)
 
     def check(self, *assumptions: z3.BoolRef, limit: float | None = None) -> z3.CheckSatResult:
-        """Check with ``assumptions`` on top (pushed, then popped again)."""
+        """Check with ``assumptions`` on top, each behind a fresh literal the check assumes (a
+        push/pop around a deep unrolling of Z3 strings could take minutes in ``push``, out of
+        reach of the time limit)."""
         remaining = self.deadline - time.monotonic()
         if limit is not None:
             remaining = min(remaining, limit)
         if remaining <= 0:
             return z3.unknown
         self.solver.set("timeout", max(1, int(remaining * 1000)))
-        self.solver.push()
-        try:
-            for a in assumptions:
-                self.solver.add(a)
-            result = self.solver.check()
-            self._model = self.solver.model() if result == z3.sat else None
-        finally:
-            self.solver.pop()
+        literals = []
+        for wanted in assumptions:
+            literal = z3.FreshBool("assume")
+            self.solver.add(z3.Implies(literal, wanted))
+            literals.append(literal)
+        result = self.solver.check(*literals)
+        self._model = self.solver.model() if result == z3.sat else None
         return result
 
     def calls(self, *assumptions: z3.BoolRef, polish: float = 2.0) -> list[tuple[str, Any, Any, bool]]:
