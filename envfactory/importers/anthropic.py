@@ -59,7 +59,7 @@ def _messages(record: Any) -> list[Any] | None:
 def _import(tid: str, messages: list[Any], location: Location) -> Trajectory:
     log = CallLog()
     for i, message, bwhere, block in each_block(messages):
-        kind = block.get("type")
+        kind = block.get("type") if isinstance(block.get("type"), str) else None  # hostile logs: anything
         if kind in _CALLS:
             if message.get("role") != "assistant":
                 raise Problem(f"{bwhere}: a tool_use block in a {message.get('role')!r} message")

@@ -70,7 +70,7 @@ def _import(tid: str, items: list[tuple[str, Any]], location: Location) -> Traje
     for where, item in items:
         if not isinstance(item, dict):
             raise Problem(f"{where}: an item must be an object")
-        kind = item.get("type")
+        kind = item.get("type") if isinstance(item.get("type"), str) else None  # hostile logs: anything
         if kind in _CALLS:
             name = require_str(item, "name", where)
             meta: dict[str, Any] = {"item": where}

@@ -410,3 +410,17 @@ def test_gemini_vertex_and_bedrock_batch_lines(tmp_path: Path) -> None:
     assert isinstance(vertex, Trajectory) and [s.tool for s in vertex.steps] == ["deposit", "deposit"]
     assert isinstance(bedrock, Trajectory) and bedrock.id == "CALL0000001"
     assert _steps(bedrock) == [("deposit", DEPOSIT, "-", None)]
+
+
+def test_an_unhashable_type_field_is_no_crash(tmp_path: Path) -> None:
+    """A hostile log may put a list or an object where ``type`` is a string (the fuzz test found
+    the Responses importer raising TypeError on one)."""
+    responses = tmp_path / "responses.json"
+    responses.write_text(json.dumps({"input": [{"type": {"x": 1}}, {"type": ["function_call"]}]}), "utf-8")
+    anthropic = tmp_path / "anthropic.json"
+    anthropic.write_text(
+        json.dumps({"messages": [{"role": "assistant", "content": [{"type": ["tool_use"]}]}]}), "utf-8"
+    )
+    for fmt, path in (("openai-responses", responses), ("anthropic", anthropic)):
+        [got] = list(read(fmt, path))
+        assert isinstance(got, Trajectory) and not got.steps
