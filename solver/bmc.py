@@ -7,7 +7,7 @@ what must hold on each state and ask about the last one. ``plan`` asks for the g
 inputs and outputs, re-checked step by step against the concrete semantics before it is returned.
 
 Imports the contracts layer, the trajectory format and ``solver.transition`` (with its
-``states`` / ``symbolic``); nothing above.
+``domain`` / ``fresh`` / ``states`` / ``readback``); nothing above.
 """
 
 from __future__ import annotations
@@ -28,9 +28,11 @@ from envfactory.contracts.model import Clause, Contract
 from envfactory.contracts.semantics import Failure, Machine, broken_at_start
 from envfactory.contracts.semantics import holds as clause_holds
 from envfactory.contracts.values import FrozenMap, to_json
-from envfactory.solver.schema import LIST_ITEMS
-from envfactory.solver.states import StepVars, SymState, formula, slots_needed
-from envfactory.solver.symbolic import and_, evaluated, or_, read
+from envfactory.solver.domain import conj, disj
+from envfactory.solver.fresh import StepVars
+from envfactory.solver.readback import Model, concretize_strings
+from envfactory.solver.states import SymState, slots_needed
+from envfactory.solver.symbolic import evaluated
 from envfactory.solver.transition import Transition, state_predicate
 from envfactory.trajectory import Step, Trajectory
 
@@ -50,10 +52,7 @@ class Unrolling:
         extra: Sequence[Clause | ir.Expr] = (),
     ) -> None:
         self.contract = contract
-        most = slots if isinstance(slots, int) else max(slots.values(), default=0)
-        # a list of unknown length holds up to as many items as a collection has slots, so that
-        # ``values(c)`` of a full collection fits
-        self.transition = Transition(contract, extra=extra, list_items=max(LIST_ITEMS, most))
+        self.transition = Transition(contract, extra=extra)
         self.ops = list(contract.operations)
         self.slots = slots
         self.tag = tag
@@ -103,22 +102,21 @@ class Unrolling:
         self.solver.add(*formulas)
 
     def check(self, *assumptions: z3.BoolRef, limit: float | None = None) -> z3.CheckSatResult:
-        """Check with ``assumptions`` on top, each behind a fresh literal the check assumes (a
-        push/pop around a deep unrolling of Z3 strings could take minutes in ``push``, out of
-        reach of the time limit)."""
+        """Check with ``assumptions`` on top (pushed, then popped again)."""
         remaining = self.deadline - time.monotonic()
         if limit is not None:
             remaining = min(remaining, limit)
         if remaining <= 0:
             return z3.unknown
         self.solver.set("timeout", max(1, int(remaining * 1000)))
-        literals = []
-        for wanted in assumptions:
-            literal = z3.FreshBool("assume")
-            self.solver.add(z3.Implies(literal, wanted))
-            literals.append(literal)
-        result = self.solver.check(*literals)
-        self._model = self.solver.model() if result == z3.sat else None
+        self.solver.push()
+        try:
+            for a in assumptions:
+                self.solver.add(a)
+            result = self.solver.check()
+            self._model = self.solver.model() if result == z3.sat else None
+        finally:
+            self.solver.pop()
         return result
 
     def calls(self, *assumptions: z3.BoolRef, polish: float = 2.0) -> list[tuple[str, Any, Any, bool]]:
@@ -135,12 +133,13 @@ class Unrolling:
             first = self._model
             if self.check(*assumptions, *chosen, *wishes, limit=polish) != z3.sat:
                 self._model = first
-        model = self._model
+        specs = [spec for io, n in zip(self.io, names, strict=True) for spec in io[n].strings]
+        model = Model(self._model, concretize_strings(self._model, specs))
         result = []
         for io, name in zip(self.io, names, strict=True):
             vars_ = io[name]
-            output = read(vars_.output, model) if vars_.output is not None else None
-            result.append((name, read(vars_.input, model), output, True))
+            output = model.value(vars_.output) if vars_.output is not None else None
+            result.append((name, model.value(vars_.input), output, True))
         return result
 
     def unknown_initial(self) -> dict[str, Any] | None:
@@ -149,8 +148,8 @@ class Unrolling:
         unknown = [name for name, var in self.contract.state.items() if not var.known]
         if not unknown:
             return None
-        values = self.states[0].values
-        return {name: read(values[name], self._model) for name in unknown}
+        values = Model(self._model).state(self.states[0])
+        return {name: values[name] for name in unknown}
 
 
 # ------------------------------------------------------------------------------ replay
@@ -456,7 +455,7 @@ def _reach_edge(
 
     def at(valuation: Valuation, sym: SymState) -> z3.BoolRef:
         parts = [tr.clause(expr, sym) for expr, _ in valuation]
-        return formula(and_(*(p if v else z3.Not(p) for p, (_, v) in zip(parts, valuation, strict=True))))
+        return conj(*(p if v else z3.Not(p) for p, (_, v) in zip(parts, valuation, strict=True)))
 
     for _ in range(hops + 1):
         pre = unrolling.states[-1]
@@ -468,9 +467,7 @@ def _reach_edge(
         for group in ([e for e in open_edges if e[0] == e[2]], [e for e in open_edges if e[0] != e[2]]):
             if not group:
                 continue
-            wanted = formula(
-                or_(*(and_(sel == ops.index(op), at(a, pre), at(b, post)) for a, op, b in group))
-            )
+            wanted = disj(*(conj(sel == ops.index(op), at(a, pre), at(b, post)) for a, op, b in group))
             result = unrolling.check(wanted)
             if result == z3.sat:
                 return unrolling.calls(wanted, polish=0.5)

@@ -1,4 +1,4 @@
-"""The Z3 reading of the IR under ``solver.transition`` agrees with the concrete semantics."""
+"""The Z3 reading of the IR in ``solver.state_encoder`` agrees with the concrete semantics."""
 
 from __future__ import annotations
 
@@ -17,10 +17,8 @@ from envfactory.contracts.errors import EvaluationError
 from envfactory.contracts.evaluator import Env
 from envfactory.contracts.values import FrozenMap
 from envfactory.solver.bmc import plan
-from envfactory.solver.regex import RegexUnsupported, to_z3_regex
-from envfactory.solver.schema import PRINTABLE
-from envfactory.solver.states import StepVars
-from envfactory.solver.symbolic import lift
+from envfactory.solver.domain import TRUE, const
+from envfactory.solver.fresh import PRINTABLE, StepVars, regex
 from envfactory.solver.transition import Transition
 from envfactory.verification import verify
 
@@ -51,18 +49,19 @@ def _concrete(clause: Any, state: dict[str, Any], value: Any) -> bool:
         return False
 
 
-@settings(max_examples=20, deadline=None, database=None, derandomize=True)
+@pytest.mark.parametrize("abstract", [True, False])
+@settings(max_examples=10, deadline=None, database=None, derandomize=True)
 @given(accounts, st.integers(0, 3), bank_inputs)
 def test_requires_agree_with_the_evaluator(
-    accts: dict[str, Any], transfers: int, value: dict[str, Any]
+    abstract: bool, accts: dict[str, Any], transfers: int, value: dict[str, Any]
 ) -> None:
     bank = example("bank")
-    tr = Transition(bank)
+    tr = Transition(bank, abstract=abstract)
     state = tr.fresh_state("s", 3)
     concrete = {"accounts": FrozenMap(accts), "transfers": transfers}
     solver = z3.Solver()
     solver.add(state.wf, tr.initial(state, {"accounts": accts, "transfers": transfers}))
-    io = StepVars(lift(value), None, z3.BoolVal(True))
+    io = StepVars(const(value, None, abstract), None, TRUE)
     for op in bank.operations.values():
         for clause in op.requires:
             symbolic = tr.clause(clause, state, io)
@@ -79,7 +78,8 @@ def test_requires_agree_with_the_evaluator(
 
 @pytest.mark.parametrize("pattern", ["^[A-Z]{2}[0-9]{2,6}$", "^ab(c|d)+$", r"\d{3}-\w", "^[a-z_]*$", "x.y"])
 def test_regex_translation(pattern: str) -> None:
-    translated = to_z3_regex(pattern)
+    translated = regex(pattern)
+    assert translated is not None
     s = z3.String("s")
     solver = z3.Solver()
     solver.add(z3.InRe(s, translated), z3.InRe(s, PRINTABLE))
@@ -88,12 +88,15 @@ def test_regex_translation(pattern: str) -> None:
         text = solver.model().eval(s).as_string()
         assert re.search(pattern, text), (pattern, text)
         solver.add(s != z3.StringVal(text))
-    with pytest.raises(RegexUnsupported):  # look-ahead: left to the concrete validator
-        to_z3_regex("(?=x)y")
+    assert regex("(?=x)y") is None  # look-ahead: left to the concrete validator
 
 
-def test_plans_solve_string_operations(tmp_path: Path) -> None:
+def test_string_reading_is_chosen_per_contract(tmp_path: Path) -> None:
+    assert Transition(example("bank")).abstract is True
+    link = envfactory.load(CORPUS / "link-example.yaml", closed_world=True)
+    assert Transition(link).abstract is False  # it joins strings with +
     names = write_contract(tmp_path, "names", NAMES)
+    assert Transition(names).abstract is False
     result = plan(names, "len(users) == 2")
     assert result.status == "found" and result.trajectory is not None
     assert all(s.input["name"].startswith("ab") for s in result.trajectory.steps)
