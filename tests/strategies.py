@@ -187,7 +187,7 @@ def _expr(kind: str, depth: int, bound: tuple[str, ...], lists: bool = True) -> 
             st.tuples(e("any"), st.sampled_from(["==", "!="]), e("any")).map(
                 lambda p: f"({p[0]} {p[1]} {p[2]})"
             ),
-            e("bool").map(lambda a: f"not ({a})"),
+            e("bool").map(lambda a: f"(not ({a}))"),  # parenthesised: "x == not y" is no syntax
             st.tuples(e("bool"), st.sampled_from(["and", "or"]), e("bool")).map(
                 lambda p: f"({p[0]} {p[1]} {p[2]})"
             ),
