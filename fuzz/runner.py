@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import inspect
+import os
 import time
 from collections.abc import Callable, Collection, Iterator
 from typing import Any
@@ -38,6 +39,8 @@ from envfactory.fuzz.targets import Target
 from envfactory.statemachine.simulator import Response
 
 MODES = ("valid", "adversarial")
+GRAPH_TIMEOUT = 20.0
+"""Seconds for the state graph behind the coverage figure (a fifth of a time budget at most)."""
 ENGINES = ("rules", "fast")
 SHRINK_GRACE = 0.2
 """Share of the time budget a run may add to finish shrinking what it found."""
@@ -357,14 +360,19 @@ class Abstraction:
 
 
 def graph_coverage(
-    contract: Contract, abstraction: Abstraction, edges: set[tuple[Any, str, Any]]
+    contract: Contract, abstraction: Abstraction, edges: set[tuple[Any, str, Any]], timeout: float = 20.0
 ) -> tuple[int, int] | None:
-    """(covered, total) edges of the contract's state graph; None when the graph cannot be built."""
-    try:
-        from envfactory.solver import graph as graph_module
+    """(covered, total) edges of the contract's state graph; None when the graph cannot be built
+    within ``timeout`` (in a worker killed at the deadline: encoding a large contract's steps
+    does not look at the solver's time limit, and the report must not outlive the budget)."""
+    from envfactory.solver import graph as graph_module
+    from envfactory.solver.deadline import Stopped, bounded
 
-        graph = graph_module.compile(contract, timeout=20.0)
+    try:
+        graph = bounded(lambda _report: graph_module.compile(contract, timeout=timeout), timeout)
     except Exception:
+        return None
+    if isinstance(graph, Stopped):
         return None
     ids = {
         tuple(data["valuation"][p.text] for p in abstraction.preds): node
@@ -483,7 +491,16 @@ def fuzz(
             target.reset()
     session.time_budget = None  # the search is over: replays must not stop it again
     _minimize_new(session, minimized)
-    coverage = graph_coverage(session.contract, session.abstraction, session.edges) if graph else None
+    coverage = (
+        graph_coverage(
+            session.contract,
+            session.abstraction,
+            session.edges,
+            GRAPH_TIMEOUT if time_budget is None else min(GRAPH_TIMEOUT, max(1.0, time_budget * 0.2)),
+        )
+        if graph
+        else None
+    )
     first = min(session.findings.first_seen.values()) if session.findings.first_seen else None
     if session.stopped_by_budget:
         stopped_by = "time budget"
@@ -528,13 +545,18 @@ def reach(session: Session, time_budget: float | None) -> None:
     """Plan prefixes to the operations no call got accepted yet (``reach.py``), for the rounds
     that follow; asked once per run."""
     from envfactory.fuzz.reach import prefixes
+    from envfactory.solver.deadline import Stopped, bounded
 
     session.reach_at = None
     missing = [name for name in session.contract.operations if f"{name}: accepted" not in session.outcomes]
     if not missing:
         return
     timeout = REACH_TIMEOUT if time_budget is None else min(REACH_TIMEOUT, time_budget * REACH_SHARE)
-    session.prefixes = prefixes(session.contract, missing, timeout=timeout)
+    # in a worker killed at the deadline: encoding a large contract's steps (Twilio's 200 operations)
+    # ignores the solver's time limit, and a run must not outlive its budget
+    contract = session.contract
+    answer = bounded(lambda _report: prefixes(contract, missing, timeout=timeout), timeout)
+    session.prefixes = [] if isinstance(answer, Stopped) else answer
     session.reached = tuple(p[-1] for p in session.prefixes)
 
 
@@ -575,9 +597,21 @@ def _run_round(
         pass
     except Exception as err:
         # a run we stopped mid-test (Hypothesis may then report the cut-short case as flaky),
-        # or one that ended with our findings, is a normal end
-        if not session.stopped and not (session.findings and _only_findings(err)):
+        # or one that ended with our findings, is a normal end; so is an error raised inside
+        # Hypothesis's own engine (seen on Twilio's and Box's documents: ValueError "66 is not in
+        # list" ranking a recorded string while shrinking), which ends the round, not the run
+        if not session.stopped and not (session.findings and _only_findings(err)) and not _from_engine(err):
             raise
+
+
+def _from_engine(err: BaseException) -> bool:
+    """Whether ``err`` was raised inside ``hypothesis.internal`` (not by our code or the target)."""
+    tb = err.__traceback__
+    last = None
+    while tb is not None:
+        last = tb
+        tb = tb.tb_next
+    return last is not None and f"hypothesis{os.sep}internal{os.sep}" in last.tb_frame.f_code.co_filename
 
 
 def _only_findings(err: BaseException) -> bool:

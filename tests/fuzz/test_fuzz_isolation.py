@@ -7,6 +7,7 @@ limit only has to be longer than a plain call takes.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -153,3 +154,20 @@ def test_a_slow_failure_is_not_waited_out_again_for_the_same_calls(
     assert [(f.kind, len(f.steps)) for f in remembered.findings] == [("crash", 1)]
     assert remembered.findings == plain.findings and remembered.calls == plain.calls
     assert 0 < waited < waited_without
+
+
+def test_an_error_inside_hypothesis_engine_is_told_apart_from_ours() -> None:
+    """A Hypothesis internal error (one was seen ranking a recorded string while shrinking) ends a
+    round, not the run; an error from our code or the target is still raised."""
+    from envfactory.fuzz.runner import _from_engine
+
+    def raised(filename: str) -> BaseException:
+        try:
+            exec(compile("raise ValueError('66 is not in list')", filename, "exec"), {})
+        except ValueError as err:
+            return err
+        raise AssertionError("no error")
+
+    engine = raised(os.path.join("site-packages", "hypothesis", "internal", "intervalsets.py"))
+    ours = raised(os.path.join("envfactory", "fuzz", "machine.py"))
+    assert _from_engine(engine) and not _from_engine(ours)
