@@ -448,3 +448,11 @@ def test_auto_streams_a_json_list_of_native_trajectories(
     other.write_text(json.dumps([{"role": "user", "content": "hi"}]))
     with pytest.raises(AssertionError, match="whole document"):
         list(importers.read("auto", other))
+
+
+def test_verify_offers_exactly_the_formats_the_importers_read() -> None:
+    """``verify --input-format`` keeps its own literal list (its --help must not import the
+    importers); the two lists are one list, checked here."""
+    from envfactory.cli.verify import INPUT_FORMATS
+
+    assert INPUT_FORMATS == FORMATS
