@@ -11,7 +11,10 @@ conventions fill that in, and every clause they produce is marked *inferred*:
 - a **consumer** (any call on ``/pets/{petId}`` or below it) requires that the instance exists
   (``error: 404``); ``DELETE`` on the item removes it;
 - a **link** from a response to another operation whose key fields the response fills in means
-  the response witnesses that instance: the linked resource holds it afterwards.
+  the response witnesses that instance: the linked resource holds it afterwards;
+- a **lister** (``GET /pets`` answering an array, bare or in a ``data``-like envelope, of records
+  shaped like the ``pets`` collection's) answers stored records: every record listed is the one
+  stored under its key (a page or a filter may leave some out, so no more is claimed).
 
 This module works on plain descriptions (``OpInfo``) and returns native-form clause dicts and
 effect strings; ``openapi`` turns the document into those and builds the contract.
@@ -225,6 +228,31 @@ def envelope(schema: Mapping[str, Any]) -> tuple[str, dict[str, Any]] | None:
     return name, inner
 
 
+def _listed(root: Mapping[str, Any]) -> tuple[str, Any] | None:
+    """Where a response lists records, and the items' schema: the response itself (an array) or
+    its one array property (or one named like ``data`` among several)."""
+
+    def items_of(schema: Any) -> Any:
+        target = resolve(root, schema)
+        if (
+            isinstance(target, Mapping)
+            and target.get("type") == "array"
+            and isinstance(target.get("items"), Mapping)
+        ):
+            return target["items"]
+        return None
+
+    found = items_of(root)
+    if found is not None:
+        return "output", found
+    props, _ = object_props(root)
+    arrays = {k: items_of(v) for k, v in props.items() if items_of(v) is not None}
+    name = next((k for k in (*_ENVELOPES, "items") if k in arrays), None)
+    if name is None and len(arrays) == 1:
+        name = next(iter(arrays))
+    return (field_ref("output", name), arrays[name]) if name is not None else None
+
+
 def resolve(root: Mapping[str, Any], schema: Any, depth: int = 0) -> Any:
     while depth < 20 and isinstance(schema, Mapping) and isinstance(schema.get("$ref"), str):
         ref = schema["$ref"]
@@ -397,6 +425,7 @@ class _Inference:
             self.consumer(op)
             self.producer(op)
             self.collection_update(op)
+            self.lister(op)
         for op in self.ops:
             for link in op.links:
                 self.link(op, link)
@@ -415,6 +444,40 @@ class _Inference:
             ensures=self.ensures,
             locs=self.locs,
         )
+
+    def lister(self, op: OpInfo) -> None:
+        if op.method != "GET" or op.output_schema is None:
+            return
+        tmpl = self.template(op.path)
+        resource = self.resources.get((*tmpl, "{}"))
+        if "{}" in tmpl or resource is None or resource.composite:
+            return
+        root = op.output_schema
+        listed = _listed(root)
+        if listed is None:
+            return
+        where, items = listed
+        item_schema: dict[str, Any] = {"allOf": [items]}
+        if isinstance(root.get("$defs"), Mapping):
+            item_schema["$defs"] = root["$defs"]
+        props, required = object_props(item_schema)
+        stored, _ = object_props(resource.value_schema)
+        users = [o for o in self.ops if self.resource_template(o.path) == resource.template]
+        params = self.op_params(users[0], resource.template) if users else []
+        if not props or set(props) != set(stored) or not params:
+            return
+        field = self.key_field(resource, params[-1].name, item_schema)
+        if field is None or not self.kind_fits(resource, item_schema, props[field]):
+            return
+        key = field_ref("x", field)
+        # a list may show a summary: the required fields are the stored ones, the rest may be left out
+        same = [
+            f"{field_ref(f'{resource.name}[{key}]', name)} == {field_ref('x', name)}"
+            for name in sorted(required)
+            if name in props and name != field
+        ]
+        check = " and ".join([f"{key} in {resource.name}", *same])
+        self.add(op, "ensures", {"check": f"all({check} for x in {where})", "inferred": True}, op.loc)
 
     def owner(self, op: OpInfo) -> Resource | None:
         tmpl = self.resource_template(op.path)

@@ -7,7 +7,7 @@ what must hold on each state and ask about the last one. ``plan`` asks for the g
 inputs and outputs, re-checked step by step against the concrete semantics before it is returned.
 
 Imports the contracts layer, the trajectory format and ``solver.transition`` (with its
-``domain`` / ``fresh`` / ``states`` / ``readback``); nothing above.
+``states`` / ``symbolic``); nothing above.
 """
 
 from __future__ import annotations
@@ -28,11 +28,9 @@ from envfactory.contracts.model import Clause, Contract
 from envfactory.contracts.semantics import Failure, Machine, broken_at_start
 from envfactory.contracts.semantics import holds as clause_holds
 from envfactory.contracts.values import FrozenMap, to_json
-from envfactory.solver.domain import conj, disj
-from envfactory.solver.fresh import StepVars
-from envfactory.solver.readback import Model, concretize_strings
-from envfactory.solver.states import SymState, slots_needed
-from envfactory.solver.symbolic import evaluated
+from envfactory.solver.schema import LIST_ITEMS
+from envfactory.solver.states import StepVars, SymState, formula, slots_needed
+from envfactory.solver.symbolic import and_, evaluated, or_, read
 from envfactory.solver.transition import Transition, state_predicate
 from envfactory.trajectory import Step, Trajectory
 
@@ -52,7 +50,10 @@ class Unrolling:
         extra: Sequence[Clause | ir.Expr] = (),
     ) -> None:
         self.contract = contract
-        self.transition = Transition(contract, extra=extra)
+        most = slots if isinstance(slots, int) else max(slots.values(), default=0)
+        # a list of unknown length holds up to as many items as a collection has slots, so that
+        # ``values(c)`` of a full collection fits
+        self.transition = Transition(contract, extra=extra, list_items=max(LIST_ITEMS, most))
         self.ops = list(contract.operations)
         self.slots = slots
         self.tag = tag
@@ -102,21 +103,22 @@ class Unrolling:
         self.solver.add(*formulas)
 
     def check(self, *assumptions: z3.BoolRef, limit: float | None = None) -> z3.CheckSatResult:
-        """Check with ``assumptions`` on top (pushed, then popped again)."""
+        """Check with ``assumptions`` on top, each behind a fresh literal the check assumes (a
+        push/pop around a deep unrolling of Z3 strings could take minutes in ``push``, out of
+        reach of the time limit)."""
         remaining = self.deadline - time.monotonic()
         if limit is not None:
             remaining = min(remaining, limit)
         if remaining <= 0:
             return z3.unknown
         self.solver.set("timeout", max(1, int(remaining * 1000)))
-        self.solver.push()
-        try:
-            for a in assumptions:
-                self.solver.add(a)
-            result = self.solver.check()
-            self._model = self.solver.model() if result == z3.sat else None
-        finally:
-            self.solver.pop()
+        literals = []
+        for wanted in assumptions:
+            literal = z3.FreshBool("assume")
+            self.solver.add(z3.Implies(literal, wanted))
+            literals.append(literal)
+        result = self.solver.check(*literals)
+        self._model = self.solver.model() if result == z3.sat else None
         return result
 
     def calls(self, *assumptions: z3.BoolRef, polish: float = 2.0) -> list[tuple[str, Any, Any, bool]]:
@@ -133,13 +135,12 @@ class Unrolling:
             first = self._model
             if self.check(*assumptions, *chosen, *wishes, limit=polish) != z3.sat:
                 self._model = first
-        specs = [spec for io, n in zip(self.io, names, strict=True) for spec in io[n].strings]
-        model = Model(self._model, concretize_strings(self._model, specs))
+        model = self._model
         result = []
         for io, name in zip(self.io, names, strict=True):
             vars_ = io[name]
-            output = model.value(vars_.output) if vars_.output is not None else None
-            result.append((name, model.value(vars_.input), output, True))
+            output = read(vars_.output, model) if vars_.output is not None else None
+            result.append((name, read(vars_.input, model), output, True))
         return result
 
     def unknown_initial(self) -> dict[str, Any] | None:
@@ -148,8 +149,8 @@ class Unrolling:
         unknown = [name for name, var in self.contract.state.items() if not var.known]
         if not unknown:
             return None
-        values = Model(self._model).state(self.states[0])
-        return {name: values[name] for name in unknown}
+        values = self.states[0].values
+        return {name: read(values[name], self._model) for name in unknown}
 
 
 # ------------------------------------------------------------------------------ replay
@@ -455,7 +456,7 @@ def _reach_edge(
 
     def at(valuation: Valuation, sym: SymState) -> z3.BoolRef:
         parts = [tr.clause(expr, sym) for expr, _ in valuation]
-        return conj(*(p if v else z3.Not(p) for p, (_, v) in zip(parts, valuation, strict=True)))
+        return formula(and_(*(p if v else z3.Not(p) for p, (_, v) in zip(parts, valuation, strict=True))))
 
     for _ in range(hops + 1):
         pre = unrolling.states[-1]
@@ -467,7 +468,9 @@ def _reach_edge(
         for group in ([e for e in open_edges if e[0] == e[2]], [e for e in open_edges if e[0] != e[2]]):
             if not group:
                 continue
-            wanted = disj(*(conj(sel == ops.index(op), at(a, pre), at(b, post)) for a, op, b in group))
+            wanted = formula(
+                or_(*(and_(sel == ops.index(op), at(a, pre), at(b, post)) for a, op, b in group))
+            )
             result = unrolling.check(wanted)
             if result == z3.sat:
                 return unrolling.calls(wanted, polish=0.5)

@@ -46,6 +46,7 @@ from envfactory.solver.symbolic import (
     Lst,
     Map,
     Null,
+    Opaque,
     Py,
     Real,
     Rec,
@@ -65,6 +66,7 @@ from envfactory.solver.symbolic import (
     join,
     key_sval,
     merge,
+    no_opaque,
     not_,
     or_,
     or_all,
@@ -172,6 +174,7 @@ class Tracker:
 
 def _truth(v: SVal) -> tuple[Term, Term]:
     """(value, ok) of using ``v`` where a boolean is needed."""
+    no_opaque(v)
     if isinstance(v, Py):
         return (v.value, True) if isinstance(v.value, bool) else (False, False)
     if isinstance(v, Bool):
@@ -292,6 +295,7 @@ class Encoder:
 
     def field(self, obj: SVal, name: str) -> Encoded:
         """``obj.name``: a record's field (null when absent), a collection's key ``name``."""
+        no_opaque(obj)
         if _is_collection(obj):
             value, found = self.lookup(obj, Py(name))
             return Encoded(value, found)
@@ -339,6 +343,7 @@ class Encoder:
         return maps.lookup(m, key)
 
     def index(self, obj: SVal, key: SVal) -> Encoded:
+        no_opaque(obj, key)
         if _is_collection(obj):
             value, found = self.lookup(obj, key)
             return Encoded(value, found)
@@ -355,9 +360,9 @@ class Encoder:
                 if guard is False:
                     continue
                 if isinstance(o, Lst) and isinstance(k, Int):
-                    n = len(o.items)
+                    n = o.length
                     for i, item in enumerate(o.items):
-                        hit = and_(guard, or_(eq(k.t, i), eq(k.t, i - n)))
+                        hit = and_(guard, o.within(i), or_(eq(k.t, i), eq(k.t, arith("-", i, n))))
                         if hit is not False:
                             out.append((hit, item))
                             oks.append(hit)
@@ -399,6 +404,7 @@ class Encoder:
 
     def _Unary(self, node: ir.Unary, env: SymEnv) -> Encoded:
         operand = self.encode(node.operand, env)
+        no_opaque(operand.value)
         if node.op == "not":
             value, ok = _truth(operand.value)
             return Encoded(Bool(not_(value)), and_(operand.ok, ok))
@@ -412,6 +418,7 @@ class Encoder:
         return Encoded(join(out), and_(operand.ok, or_all(oks)))
 
     def binop(self, op: str, a: SVal, b: SVal) -> Encoded:
+        no_opaque(a, b)
         out: list[tuple[Term, SVal]] = []
         oks: list[Term] = []
         for guard, x, y in case_pairs(a, b):
@@ -429,7 +436,7 @@ class Encoder:
                 return Str(x.t + y.t), True
             return Str(z3.Concat(to_z3(x.t), to_z3(y.t))), True
         if op == "+" and isinstance(x, Lst) and isinstance(y, Lst):
-            return Lst(x.items + y.items), True
+            return _concat(x, y), True
         if not (_number(x) and _number(y)):
             return None
         a: Term = term_of(x)
@@ -468,6 +475,9 @@ class Encoder:
         """Strict equality: booleans are not numbers, ``1 == 1.0``, records compare field sets."""
         if isinstance(a, Py) and isinstance(b, Py):
             return V.strict_eq(a.value, b.value)
+        if isinstance(a, Opaque) and isinstance(b, Opaque) and a.what == b.what:
+            return eq(a.handle, b.handle)
+        no_opaque(a, b)
         return or_all([and_(guard, self._equal1(x, y)) for guard, x, y in case_pairs(a, b)])
 
     def _equal1(self, x: SVal, y: SVal) -> Term:
@@ -490,9 +500,17 @@ class Encoder:
             return and_(*parts)
         if isinstance(x, Lst):
             assert isinstance(y, Lst)
-            if len(x.items) != len(y.items):
-                return False
-            return and_(*(self.equal(i, j) for i, j in zip(x.items, y.items, strict=True)))
+            if x.n is None and y.n is None:
+                if len(x.items) != len(y.items):
+                    return False
+                return and_(*(self.equal(i, j) for i, j in zip(x.items, y.items, strict=True)))
+            parts = [eq(x.length, y.length)]
+            for i in range(max(len(x.items), len(y.items))):
+                if i < len(x.items) and i < len(y.items):
+                    parts.append(or_(not_(x.within(i)), self.equal(x.items[i], y.items[i])))
+                else:
+                    parts.append(not_(x.within(i) if i < len(x.items) else y.within(i)))
+            return and_(*parts)
         if isinstance(x, Map):
             assert isinstance(y, Map)
             if x.open or y.open:
@@ -510,6 +528,7 @@ class Encoder:
 
     def contains(self, container: SVal, item: SVal) -> Encoded:
         """``item in container``: keys of a collection, items of a list, substrings, field names."""
+        no_opaque(container, item)
         if _is_collection(container):
             return Encoded(Bool(self.lookup(container, item)[1]), True)
         values: list[Term] = []
@@ -519,7 +538,9 @@ class Encoder:
                 values.append(and_(g, self.lookup(c, item)[1]))
                 oks.append(g)
             elif isinstance(c, Lst):
-                values.append(and_(g, or_all(self.equal(item, x) for x in c.items)))
+                values.append(
+                    and_(g, or_all(and_(c.within(i), self.equal(item, x)) for i, x in enumerate(c.items)))
+                )
                 oks.append(g)
             elif isinstance(c, Rec):
                 oks.append(g)
@@ -543,6 +564,7 @@ class Encoder:
         return Encoded(Bool(or_all(values)), or_all(oks))
 
     def order(self, op: str, a: SVal, b: SVal) -> Encoded:
+        no_opaque(a, b)
         values: list[Term] = []
         oks: list[Term] = []
         for guard, x, y in case_pairs(a, b):
@@ -604,13 +626,14 @@ class Encoder:
         return Encoded(merge(tv, body.value, orelse.value), and_(ok, ite(tv, body.ok, orelse.ok)))
 
     def length(self, v: SVal) -> Encoded:
+        no_opaque(v)
         out: list[tuple[Term, SVal]] = []
         oks: list[Term] = []
         for g, o in cases(v):
             if isinstance(o, Str):
                 out.append((g, Int(self._strlen(o.t))))
             elif isinstance(o, Lst):
-                out.append((g, Int(len(o.items))))
+                out.append((g, Int(o.length)))
             elif isinstance(o, Rec):
                 total: Term = 0
                 for present, _ in o.fields.values():
@@ -626,17 +649,23 @@ class Encoder:
         return Encoded(join(out), or_all(oks))
 
     def records(self, v: SVal, ok: Term) -> Encoded:
-        """``values(c)``: a collection's records as a list, where which slots are present is known
-        (a list of symbolic length is outside the fragment)."""
+        """``values(c)``: a collection's records as a list, in slot (iteration) order. Where which
+        slots are present is unknown, item ``j`` is the slot with ``j`` present slots before it
+        and the length is the number of present slots (an open-world collection, whose unnamed
+        entries are unknown, stays outside the fragment)."""
+        no_opaque(v)
         out: list[tuple[Term, SVal]] = []
         oks: list[Term] = []
         for g, o in cases(v):
             if not isinstance(o, Map):
                 continue
+            if o.open:
+                raise Unsupported(f"values() of open-world collection {o.name or '?'}")
             present = [_constant(s.present) for s in o.slots]
-            if o.open or any(p is None for p in present):
-                raise Unsupported(f"values() of collection {o.name or '?'} whose size is unknown")
-            out.append((g, Lst(tuple(s.value for s, p in zip(o.slots, present, strict=True) if p))))
+            if all(p is not None for p in present):
+                out.append((g, Lst(tuple(s.value for s, p in zip(o.slots, present, strict=True) if p))))
+            else:
+                out.append((g, _compacted(o)))
             oks.append(g)
         return Encoded(join(out), and_(ok, or_all(oks)))
 
@@ -702,6 +731,7 @@ class Encoder:
 
     def _Quant(self, node: ir.Quant, env: SymEnv) -> Encoded:
         domain = self.encode(node.domain, env)
+        no_opaque(domain.value)
         items: list[tuple[Term, SVal, tuple[Map, Slot] | None]] = []  # (active, bound, visiting)
         kinds: list[Term] = []
         for g, d in cases(domain.value):
@@ -718,7 +748,7 @@ class Encoder:
                 )
                 kinds.append(g)
             elif isinstance(d, Lst):
-                items.extend((g, item, None) for item in d.items)
+                items.extend((and_(g, d.within(i)), item, None) for i, item in enumerate(d.items))
                 kinds.append(g)
         ok: Term = and_(domain.ok, or_all(kinds))
         var = node.var
@@ -790,6 +820,35 @@ class Encoder:
                 total = kind(arith("+", term_of(total), term_of(term)))
             oks.append(or_(not_(active), item_ok))
         return Encoded(total, and_(*oks))
+
+
+def _concat(x: Lst, y: Lst) -> Lst:
+    """``x + y``; where ``x``'s length is unknown, place ``j`` holds ``x[j]`` below it and
+    ``y[k]`` where ``j`` is ``len(x) + k``."""
+    if x.n is None and y.n is None:
+        return Lst(x.items + y.items)
+    items = []
+    for j in range(len(x.items) + len(y.items)):
+        options: list[tuple[Term, SVal]] = []
+        if j < len(x.items):
+            options.append((x.within(j), x.items[j]))
+        options.extend((eq(x.length, j - k), b) for k, b in enumerate(y.items))
+        items.append(join([(g, v) for g, v in options if g is not False]))
+    return Lst(tuple(items), arith("+", x.length, y.length))
+
+
+def _compacted(m: Map) -> Lst:
+    """The present slots' values of ``m`` in order, as a list of symbolic length."""
+    before: list[Term] = []  # present slots before slot i
+    count: Term = 0
+    for slot in m.slots:
+        before.append(count)
+        count = arith("+", count, ite(slot.present, 1, 0))
+    items = []
+    for j in range(len(m.slots)):
+        options = [(and_(s.present, eq(before[i], j)), s.value) for i, s in enumerate(m.slots) if i >= j]
+        items.append(join([(g, v) for g, v in options if g is not False]))
+    return Lst(tuple(items), to_z3(count) if not is_sym(count) else count)
 
 
 def encode_expr(expr: ir.Expr, env: SymEnv, tracker: Tracker | None = None) -> Encoded:

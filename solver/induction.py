@@ -46,6 +46,8 @@ class ProofResult:
     broken: str | None = None
     reason: str | None = None
     slots: int = 0
+    lists: int = 0
+    """Capacity of the lists of unknown length in the step case (0: none)."""
     seconds: float = 0.0
     dropped: tuple[str, ...] = ()
     """Output constraints (``op: clause``) left out as outside the symbolic fragment: the proof
@@ -55,7 +57,10 @@ class ProofResult:
         if self.status == "proved" and self.k == 0:
             return "proved (nothing to prove: the contract declares no invariants)"
         if self.status == "proved":
-            text = f"proved (k = {self.k}; collections of up to {self.slots} entries in the step case)"
+            bound = f"collections of up to {self.slots} entries"
+            if self.lists:
+                bound += f", lists of up to {self.lists} items"
+            text = f"proved (k = {self.k}; {bound} in the step case)"
             if self.dropped:
                 text += (
                     f"; over-approximated: {len(self.dropped)} output constraint"
@@ -122,6 +127,7 @@ def step_case(
     slots: int,
     deadline: float,
     dropped: dict[str, str] | None = None,
+    bounded: set[int] | None = None,
     unrolling: Unrolling | None = None,
 ) -> tuple[str, Unrolling]:
     """Can ``k`` valid steps from any state, ``prop`` holding on the first ``k``, break it?
@@ -144,6 +150,8 @@ def step_case(
     extra = [] if own else [tr.invariants(last)]
     if dropped is not None:
         dropped.update(tr.dropped)
+    if bounded is not None:
+        bounded.update(tr.bounded)
     return str(unrolling.check(z3.Not(tr.invariants(last, prop)), *extra)), unrolling
 
 
@@ -163,6 +171,7 @@ def prove(
     text = " and ".join(c.source for c in prop) if prop else "true"
 
     dropped: dict[str, str] = {}
+    bounded: set[int] = set()
 
     def done(status: str, **kw: object) -> ProofResult:
         return ProofResult(
@@ -170,6 +179,7 @@ def prove(
             text,
             depth,
             slots=slots,
+            lists=max(bounded, default=0),
             seconds=time.monotonic() - started,
             dropped=tuple(sorted(dropped)),
             **kw,  # type: ignore[arg-type]
@@ -198,7 +208,7 @@ def prove(
                 return done("unknown", reason=f"solver gave up on paths of {k} steps (time-out)")
             if k == 0 or undecided is not None:
                 continue
-            step, step_run = step_case(contract, prop, own, k, slots, deadline, dropped, step_run)
+            step, step_run = step_case(contract, prop, own, k, slots, deadline, dropped, bounded, step_run)
             if step == "unsat":
                 return done("proved", k=k)
             if step == "unknown":

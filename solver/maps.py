@@ -31,6 +31,7 @@ from envfactory.solver.symbolic import (
     join,
     merge,
     not_,
+    or_,
     or_all,
 )
 
@@ -117,6 +118,8 @@ def write(m: Map | Py, key: SVal, value: SVal) -> Map | Py:
             return Py(m.value.insert(key.value, value.value), m.key_kind)
         m = as_map(m)
     k = _write_key(m, key)
+    if m.fixed:
+        return _write_fixed(m, k, value)
     slots: list[Slot] = []
     matched: list[Term] = []
     for slot in m.slots:
@@ -133,6 +136,22 @@ def write(m: Map | Py, key: SVal, value: SVal) -> Map | Py:
     return Map(tuple(slots), m.key_kind, m.open, m.name)
 
 
+def _write_fixed(m: Map, k: Term, value: SVal) -> Map:
+    """``write`` into a bounded collection: where the key is, else into the first free slot."""
+    hits = [and_(s.present, eq(s.key, k)) for s in m.slots]
+    exists = or_all(hits)
+    earlier_full: Term = True
+    slots: list[Slot] = []
+    for slot, hit in zip(m.slots, hits, strict=True):
+        take = and_(not_(exists), not_(slot.present), earlier_full)
+        slots.append(
+            Slot(ite(take, k, slot.key), or_(slot.present, take), merge(or_(hit, take), value, slot.value))
+        )
+        earlier_full = and_(earlier_full, slot.present)
+    full = or_(m.full, and_(not_(exists), earlier_full))
+    return Map(tuple(slots), m.key_kind, m.open, m.name, True, full)
+
+
 def delete(m: Map | Py, key: SVal) -> Map | Py:
     """``del m[key]``: the matching slot becomes absent (the caller checks that it was present)."""
     if isinstance(m, Py):
@@ -147,4 +166,4 @@ def delete(m: Map | Py, key: SVal) -> Map | Py:
             slots.append(slot)
         else:
             slots.append(Slot(slot.key, and_(slot.present, not_(same)), slot.value))
-    return Map(tuple(slots), m.key_kind, m.open, m.name)
+    return Map(tuple(slots), m.key_kind, m.open, m.name, m.fixed, m.full)

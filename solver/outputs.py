@@ -2,7 +2,8 @@
 
 Where an operation's ``ensures`` is not settled by the plain equations the output synthesizer
 computes (``statemachine.outputs``), this asks Z3 for an output: a fresh symbolic value of the
-output schema's shape (``schema.Schemas.fresh``; a list is as long as the drawn sample), the
+output schema's shape (``schema.Schemas.fresh``; a list's length is an unknown, preferably the
+drawn sample's, with room for at least as many items as the sample has), the
 schema's constraints (``Schemas.holds``: types, bounds, enum/const, allOf/anyOf/oneOf/not,
 nullable), and every clause encoded by the one IR encoder (``encode``) over the known post-state
 and input. The drawn sample's scalars are soft goals, so fields move only where a clause or the
@@ -22,7 +23,7 @@ from envfactory.contracts.errors import SolverError
 from envfactory.contracts.model import Operation
 from envfactory.contracts.values import FrozenMap, to_json
 from envfactory.solver.encode import Encoder, SymEnv, holds
-from envfactory.solver.schema import Schemas
+from envfactory.solver.schema import LIST_ITEMS, Schemas
 from envfactory.solver.symbolic import SIMPLE, Lst, Py, Rec, SVal, Union, is_sym, lift, read, to_z3
 
 TIMEOUT_MS = 500
@@ -56,11 +57,15 @@ def _z3(term: Any) -> Any:
 
 
 def _shaped(schemas: Schemas, schema: Any, base: str, current: Any) -> SVal:
-    """A fresh value of the schema, a list as long as ``current`` where that is a list."""
+    """A fresh value of the schema; a list with room for ``current``'s items where that is a list."""
     resolved = schemas.resolve(schema)
     if isinstance(current, list) and isinstance(resolved, Mapping) and schemas.kinds(resolved) == ["array"]:
         item = schemas.sub_schema(resolved, 0)
-        return Lst(tuple(_shaped(schemas, item, f"{base}[{i}]", v) for i, v in enumerate(current)))
+        room = [*current, *([None] * (LIST_ITEMS - len(current)))]
+        return Lst(
+            tuple(_shaped(schemas, item, f"{base}[{i}]", v) for i, v in enumerate(room)),
+            z3.Int(base + "#len"),
+        )
     return schemas.fresh(schema, base)
 
 
@@ -77,6 +82,8 @@ def _prefer(opt: z3.Optimize, v: SVal, current: Any) -> None:
             if name in current:
                 _prefer(opt, value, current[name])
     elif isinstance(v, Lst) and isinstance(current, list):
+        if v.n is not None:
+            opt.add_soft(v.n == len(current))
         for item, now in zip(v.items, current, strict=False):
             _prefer(opt, item, now)
     elif isinstance(v, Union):

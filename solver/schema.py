@@ -27,6 +27,7 @@ from envfactory.solver.symbolic import (
     Lst,
     Map,
     Null,
+    Opaque,
     Py,
     Real,
     Rec,
@@ -51,6 +52,13 @@ from envfactory.statemachine.paths import resolve_pointer
 from envfactory.trajectory import Hole, iter_holes
 
 MAX_DEPTH = 12
+LIST_ITEMS = 3
+"""Capacity of a fresh list of unknown length: its length is an unknown between ``minItems`` and
+this many items (more where ``minItems`` asks for more). A ``maxItems`` up to 16 is the capacity
+itself, so such a list is represented exactly; past it the bound is noted on the tracker (an
+``unsat`` leaning on it is not trusted) and in ``Schemas.bounded`` (``prove`` reports it)."""
+PRINTABLE = z3.Star(z3.Range(" ", "~"))
+"""Printable ASCII: what a free string is wished to be (``Schemas.wishes``)."""
 _MISSING = object()
 _JSON_KINDS = ("null", "boolean", "integer", "number", "string", "array", "object")
 _IGNORED = frozenset(
@@ -80,12 +88,48 @@ _IGNORED = frozenset(
 
 
 class Schemas:
-    """Reads schemas that share one root document (local ``$ref``s resolve against it)."""
+    """Reads schemas that share one root document (local ``$ref``s resolve against it).
 
-    def __init__(self, encoder: Encoder, root: Any = None) -> None:
+    Two readings, for the two kinds of unknowns the solver makes. By default (a trajectory's
+    holes, a simulated output) a list of unknown length is taken at its shortest and a schema
+    that leaves the type open admits the scalars, both noted on the tracker. With ``opaque``
+    (the fully symbolic states and calls of ``transition``) both are ``Opaque`` handles instead,
+    an abstraction that keeps proofs sound. ``bounds=False`` reads only a schema's shape (kinds,
+    enums, required fields), for state, which the semantics never validates against its schema.
+    """
+
+    def __init__(
+        self,
+        encoder: Encoder,
+        root: Any = None,
+        *,
+        opaque: bool = False,
+        bounds: bool = True,
+        list_items: int = LIST_ITEMS,
+    ) -> None:
         self.encoder = encoder
         self.tracker: Tracker = encoder.tracker
         self.root = root if isinstance(root, Mapping) else {}
+        self.opaque = opaque
+        self.bounds = bounds
+        self.list_items = list_items
+        self.bounded: set[int] = set()
+        """The capacities of the lists of unknown length made here (each is at most that long)."""
+        self.strings: list[tuple[Term, Any]] = []
+        """Every fresh string term made, with its schema (``wishes`` asks for printable ones)."""
+
+    def wishes(self) -> list[Term]:
+        """Wishes, not rules: the fresh strings printable (where no pattern says otherwise) and
+        different from each other (an owner is not an account); asked for once a model is found,
+        as the string solver pays for them."""
+        out = [
+            z3.InRe(t, PRINTABLE)
+            for t, schema in self.strings
+            if not (isinstance(schema, Mapping) and "pattern" in schema)
+        ]
+        if len(self.strings) > 1:
+            out.append(z3.Distinct(*(t for t, _ in self.strings)))
+        return out
 
     # -- references -----------------------------------------------------------------------------
 
@@ -159,6 +203,8 @@ class Schemas:
             raise Unsupported("a schema nested too deeply for the solver")
         if isinstance(schema, Mapping) and "const" in schema:
             return lift(schema["const"])
+        if self.opaque and _untyped(schema):
+            return Opaque(z3.Int(base), "value")
         kinds = self.kinds(schema, depth)
         if not kinds:
             return NULL
@@ -184,15 +230,24 @@ class Schemas:
         if kind == "number":
             return Real(z3.Real(base))
         if kind == "string":
-            return Str(z3.String(base))
+            term = z3.String(base)
+            self.strings.append((term, schema))
+            return Str(term)
         schema = schema if isinstance(schema, Mapping) else {}
         if kind == "array":
-            self.tracker.note("a list of unknown length (taken at its shortest)")
-            n = schema.get("minItems", 0)
-            if not isinstance(n, int) or n > 64:
+            least, most = schema.get("minItems", 0), schema.get("maxItems")
+            if not isinstance(least, int) or least > 64:
                 raise Unsupported("a list hole needs more than 64 items")
-            item = schema.get("items", {})
-            return Lst(tuple(self.fresh(item, f"{base}[{i}]", depth + 1) for i in range(n)))
+            cap = max(least, self.list_items)
+            if isinstance(most, int) and most <= max(cap, 16):
+                cap = max(least, most)  # every length the schema allows: no bound of ours
+            else:
+                self.tracker.note(f"a list of unknown length (at most {cap} items)")
+                self.bounded.add(cap)
+            items = tuple(
+                self.fresh(self.sub_schema(schema, i), f"{base}[{i}]", depth + 1) for i in range(cap)
+            )
+            return Lst(items, z3.Int(base + "#len"))
         props = self._properties(schema)
         required = self._required(schema)
         fields: dict[str, tuple[Term, SVal]] = {}
@@ -292,6 +347,12 @@ class Schemas:
 
     def _kind_keywords(self, o: SVal, schema: Mapping[str, Any], depth: int) -> Term:
         parts: list[Term] = []
+        if isinstance(o, Rec):
+            parts.extend(self._object(o, schema, depth))
+        elif isinstance(o, Lst):
+            parts.extend(self._array(o, schema, depth))
+        elif not self.bounds:
+            return True
         if isinstance(o, Int | Real):
             t = o.t
             for key, op in (("minimum", ">="), ("maximum", "<=")):
@@ -318,28 +379,34 @@ class Schemas:
             pattern = schema.get("pattern")
             if isinstance(pattern, str):
                 parts.append(self._pattern(o.t, pattern))
-        elif isinstance(o, Rec):
-            parts.extend(self._object(o, schema, depth))
-        elif isinstance(o, Lst):
-            n = len(o.items)
-            if isinstance(schema.get("minItems"), int) and n < schema["minItems"]:
-                return False
-            if isinstance(schema.get("maxItems"), int) and n > schema["maxItems"]:
-                return False
-            prefix = schema.get("prefixItems")
-            prefix = prefix if isinstance(prefix, list) else []
-            for i, item in enumerate(o.items):
-                if i < len(prefix):
-                    parts.append(self.holds(item, prefix[i], depth + 1))
-                elif "items" in schema:
-                    parts.append(self.holds(item, schema["items"], depth + 1))
-            if schema.get("uniqueItems") is True:
-                for i in range(n):
-                    for j in range(i + 1, n):
-                        parts.append(not_(self.encoder.equal(o.items[i], o.items[j])))
         elif isinstance(o, Map):
             raise Unsupported("a state collection checked against a schema")
         return and_(*parts)
+
+    def _array(self, o: Lst, schema: Mapping[str, Any], depth: int) -> list[Term]:
+        """A list's keywords; of a list of unknown length, only the places within its length."""
+        n = o.length
+        parts: list[Term] = []
+        if o.n is not None:
+            parts += [arith("<=", 0, n), arith("<=", n, len(o.items))]
+        if self.bounds:
+            if isinstance(schema.get("minItems"), int):
+                parts.append(arith(">=", n, schema["minItems"]))
+            if isinstance(schema.get("maxItems"), int):
+                parts.append(arith("<=", n, schema["maxItems"]))
+        prefix = schema.get("prefixItems")
+        prefix = prefix if isinstance(prefix, list) else []
+        for i, item in enumerate(o.items):
+            if i < len(prefix):
+                parts.append(or_(not_(o.within(i)), self.holds(item, prefix[i], depth + 1)))
+            elif "items" in schema:
+                parts.append(or_(not_(o.within(i)), self.holds(item, schema["items"], depth + 1)))
+        if schema.get("uniqueItems") is True and self.bounds:
+            for i in range(len(o.items)):
+                for j in range(i + 1, len(o.items)):
+                    both = and_(o.within(i), o.within(j))
+                    parts.append(or_(not_(both), not_(self.encoder.equal(o.items[i], o.items[j]))))
+        return parts
 
     def _pattern(self, t: Term, pattern: str) -> Term:
         if not is_sym(t):
@@ -375,7 +442,7 @@ class Schemas:
                 parts.append(or_(not_(present), self.holds(value, extra, depth + 1)))
         for key in ("minProperties", "maxProperties"):
             bound = schema.get(key)
-            if isinstance(bound, int):
+            if isinstance(bound, int) and self.bounds:
                 count: Term = 0
                 for present, _ in o.fields.values():
                     count = arith("+", count, ite(present, 1, 0))
@@ -452,6 +519,16 @@ def _fits(kind: str, declared: list[str]) -> bool:
     return kind == "integer" and "number" in declared
 
 
+def _untyped(schema: Any) -> bool:
+    """Whether a (resolved) schema leaves the kind of its value open."""
+    if not isinstance(schema, Mapping):
+        return schema is not False
+    return not any(
+        k in schema
+        for k in ("type", "enum", "const", "anyOf", "oneOf", "allOf", "properties", "required", "items")
+    )
+
+
 def _is_kind(o: SVal, names: list[str]) -> Term:
     if isinstance(o, Null):
         return "null" in names
@@ -471,4 +548,6 @@ def _is_kind(o: SVal, names: list[str]) -> Term:
         return "array" in names
     if isinstance(o, Rec):
         return "object" in names
+    if isinstance(o, Opaque):
+        return ("array" in names) if o.what == "list" else True
     return False

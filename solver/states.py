@@ -1,12 +1,18 @@
-"""Symbolic states: a ``domain`` value per state variable, well formed, and the initial one.
+"""Symbolic states and calls: the fully symbolic unknowns of the graph, BMC and k-induction.
 
-``fresh_state`` gives every state variable fresh Z3 constants (a collection gets K slots with
-distinct keys); ``slots_needed`` picks K so that a bounded run never overflows a collection (a
-write of a new key into a full collection is not a transition); ``initial_constraint`` pins a
-state to the contract's initial values, leaving unknown ones free. The feasibility engine's
-states are concrete where the trajectory knows them (``solver.symbolic``); these are symbolic
-throughout, for the graph, BMC and k-induction. Imports the contracts layer, Z3 and
-``solver.domain`` / ``solver.fresh``.
+They are made of the one value set (``solver.symbolic``) by the one schema reader
+(``solver.schema``, in its ``opaque`` reading), as the feasibility engine's holes are:
+
+* ``fresh_state`` gives every state variable fresh Z3 constants of its schema's shape (a
+  collection gets K slots: key, presence, record; keys distinct among present slots). The state is
+  constrained by its schema's *shape* only (kinds, enums, required fields): the semantics never
+  validates state against bounds, so assuming them would make a proof unsound;
+* ``slots_needed`` picks K so that a bounded run never overflows a collection (a write of a new
+  key into a full collection is not a transition);
+* ``initial_constraint`` pins a state to the contract's initial values, leaving unknown ones free;
+* ``step_vars`` gives one call its fresh input and output, with their schemas' constraints.
+
+Imports the contracts layer, Z3 and ``solver.symbolic`` / ``solver.encode`` / ``solver.schema``.
 """
 
 from __future__ import annotations
@@ -18,54 +24,96 @@ from typing import Any
 import attrs
 import z3
 
+from envfactory.contracts import ir
 from envfactory.contracts import types as T
 from envfactory.contracts.errors import SolverError
-from envfactory.contracts.model import UNKNOWN, Contract
-from envfactory.solver.domain import (
+from envfactory.contracts.model import UNKNOWN, Contract, Operation
+from envfactory.solver.encode import Encoder
+from envfactory.solver.schema import LIST_ITEMS, Schemas
+from envfactory.solver.symbolic import (
+    Int,
+    Map,
+    Opaque,
+    Rec,
     Slot,
-    SMap,
-    Sym,
-    conj,
-    const,
-    equal,
+    Str,
+    SVal,
+    Term,
+    Unsupported,
+    and_,
+    cases,
+    eq,
     implies,
+    lift,
+    not_,
+    to_z3,
 )
-from envfactory.solver.fresh import Fresh
+
+
+def formula(t: Term) -> z3.BoolRef:
+    """A Bool term as a Z3 formula (a folded ``True``/``False`` becomes a Z3 literal)."""
+    result: z3.BoolRef = to_z3(t)
+    return result
 
 
 @attrs.frozen(slots=True)
 class SymState:
     """One symbolic state: a value per state variable, and the constraints making it well formed."""
 
-    values: Mapping[str, Sym]
+    values: Mapping[str, SVal]
     wf: z3.BoolRef
 
 
+@attrs.frozen(slots=True)
+class StepVars:
+    """The symbolic input and output of one call, the constraints their schemas impose, and the
+    wishes (printable, distinct strings) asked for once a model is found."""
+
+    input: SVal
+    output: SVal | None
+    constraints: z3.BoolRef
+    cosmetic: z3.BoolRef = z3.BoolVal(True)
+
+
+def _key_kind(var: Any) -> str:
+    return "integer" if var.key_type == T.INT else "string"
+
+
 def fresh_state(
-    contract: Contract, tag: str, slots: int | Mapping[str, int] = 2, abstract: bool = False
+    contract: Contract,
+    encoder: Encoder,
+    tag: str,
+    slots: int | Mapping[str, int] = 2,
+    list_items: int = LIST_ITEMS,
+    bounded: set[int] | None = None,
 ) -> SymState:
-    """Fresh Z3 constants for every state variable (named ``tag.var``), well formed: collection
-    keys distinct among present slots, enum strings inside their enum."""
-    values: dict[str, Sym] = {}
-    wf: list[z3.BoolRef] = []
+    """Fresh Z3 constants for every state variable (named ``tag.var``), well formed; the
+    capacities of its lists of unknown length are added to ``bounded``."""
+    values: dict[str, SVal] = {}
+    wf: list[Term] = []
     for name, var in contract.state.items():
-        k = slots if isinstance(slots, int) else slots.get(name, 2)
-        fresh = Fresh(slots=k, printable=False, abstract=abstract)
+        schemas = Schemas(encoder, var.schema, opaque=True, bounds=False, list_items=list_items)
         if var.collection:
-            assert var.key_type is not None and isinstance(var.type, T.MapType)
-            value_type = var.type.value
+            k = slots if isinstance(slots, int) else slots.get(name, 2)
+            kind = _key_kind(var)
             coll: list[Slot] = []
             for i in range(k):
-                key = fresh.plain(f"{tag}.{name}#{i}.key", var.key_type, None, None)
-                value = fresh.value(f"{tag}.{name}#{i}", value_type, None)
-                coll.append(Slot(z3.Bool(f"{tag}.{name}#{i}.present"), key, value))
+                base = f"{tag}.{name}#{i}"
+                key = z3.Int(base + ".key") if kind == "integer" else z3.String(base + ".key")
+                present = z3.Bool(base + ".present")
+                record = schemas.fresh(var.schema, base)
+                wf.append(implies(present, schemas.holds(record, var.schema)))
+                coll.append(Slot(key, present, record))
             for x, y in itertools.combinations(coll, 2):
-                wf.append(implies(conj(x.present, y.present), z3.Not(equal(x.key, y.key))))
-            values[name] = SMap(tuple(coll))
+                wf.append(implies(and_(x.present, y.present), not_(eq(x.key, y.key))))
+            values[name] = Map(tuple(coll), kind, False, name, fixed=True)
         else:
-            values[name] = fresh.value(f"{tag}.{name}", var.type, None)
-        wf.extend(fresh.constraints)  # no schema for state: only enum memberships
-    return SymState(values, conj(*wf))
+            value = schemas.fresh(var.schema, f"{tag}.{name}")
+            wf.append(schemas.holds(value, var.schema))
+            values[name] = value
+        if bounded is not None:
+            bounded.update(schemas.bounded)
+    return SymState(values, formula(and_(*wf)))
 
 
 def slots_needed(
@@ -91,11 +139,38 @@ def slots_needed(
     return result
 
 
+def _pin(encoder: Encoder, sym: SVal, value: Any) -> Term:
+    """``sym`` is ``value``; what the solver carries unseen (``Opaque``) is left free."""
+    if isinstance(sym, Opaque):
+        return True
+    if isinstance(sym, Rec) and isinstance(value, Mapping):
+        parts: list[Term] = [not_(p) for n, (p, _) in sym.fields.items() if n not in value]
+        for name, item in value.items():
+            present, field = sym.get(str(name))
+            if present is False:
+                return False  # a field the schema does not declare: not this shape
+            parts.append(present)
+            parts.append(_pin(encoder, field, item))
+        return and_(*parts)
+    if _opaque_inside(sym):
+        return True
+    return encoder.equal(sym, lift(value))
+
+
+def _opaque_inside(sym: SVal) -> bool:
+    for _, o in cases(sym):
+        if isinstance(o, Opaque):
+            return True
+        if isinstance(o, Rec) and any(_opaque_inside(v) for _, v in o.fields.values()):
+            return True
+    return False
+
+
 def initial_constraint(
-    contract: Contract, state: SymState, initial: Mapping[str, Any] | None = None, abstract: bool = False
+    contract: Contract, encoder: Encoder, state: SymState, initial: Mapping[str, Any] | None = None
 ) -> z3.BoolRef:
     """The state is the contract's initial state (``initial`` overrides; unknown values are free)."""
-    parts: list[z3.BoolRef] = []
+    parts: list[Term] = []
     for name, var in contract.state.items():
         value = initial[name] if initial is not None and name in initial else var.initial
         sym = state.values[name]
@@ -103,27 +178,59 @@ def initial_constraint(
             continue
         if var.collection:
             entries = list(dict(value).items())
-            assert isinstance(sym, SMap)
+            assert isinstance(sym, Map)
             if len(entries) > len(sym.slots):
                 raise SolverError(
                     f"{name} starts with {len(entries)} entries, more than {len(sym.slots)} slots"
                 )
             for i, slot in enumerate(sym.slots):
                 if i >= len(entries):
-                    parts.append(z3.Not(slot.present))
+                    parts.append(not_(slot.present))
                     continue
                 key, record = entries[i]
+                key_value = Int(key) if sym.key_kind == "integer" else Str(key)
                 parts.append(slot.present)
-                parts.append(equal(slot.key, const(key, None, abstract)))
-                parts.append(equal(slot.value, const(record, None, abstract)))
+                parts.append(eq(slot.key, key_value.t))
+                parts.append(_pin(encoder, slot.value, record))
         else:
-            parts.append(equal(sym, const(value, None, abstract)))
-    return conj(*parts)
+            parts.append(_pin(encoder, sym, value))
+    return formula(and_(*parts))
+
+
+def step_vars(
+    op: Operation, encoder: Encoder, tag: str, list_items: int = LIST_ITEMS, bounded: set[int] | None = None
+) -> StepVars:
+    """Fresh input and output for one call of ``op`` (output ``None`` when the operation has no
+    output schema and nothing reads its output)."""
+    made: list[Schemas] = []
+    ins = Schemas(encoder, op.input_schema, opaque=True, list_items=list_items)
+    made.append(ins)
+    value = ins.fresh(op.input_schema, f"{tag}.in")
+    constraints = [ins.holds(value, op.input_schema)]
+    wishes = ins.wishes()
+    output: SVal | None = None
+    reads_output = op.reads_output or any("output" in ir.free_names(c.expr) for c in op.ensures)
+    if op.output_schema is not None or reads_output:
+        if op.output_schema is None and reads_output and isinstance(op.output_type, T.AnyType):
+            raise Unsupported(f"{op.name} reads an output that has no schema")
+        schema = op.output_schema or {}
+        outs = Schemas(encoder, schema, opaque=True, list_items=list_items)
+        made.append(outs)
+        output = outs.fresh(schema, f"{tag}.out")
+        constraints.append(outs.holds(output, schema))
+        wishes.extend(outs.wishes())
+    if bounded is not None:
+        for schemas in made:
+            bounded.update(schemas.bounded)
+    return StepVars(value, output, formula(and_(*constraints)), formula(and_(*wishes)))
 
 
 __all__ = [
+    "StepVars",
     "SymState",
+    "formula",
     "fresh_state",
     "initial_constraint",
     "slots_needed",
+    "step_vars",
 ]

@@ -11,7 +11,9 @@ Values (``SVal``), frozen and slotted:
 * ``Null()``: the null value; ``Bool(t)``, ``Int(t)``, ``Real(t)``, ``Str(t)`` over a term.
 * ``Rec(fields)``: a record; each field is ``(name, present, value)``, ``present`` a Bool term
   (an absent optional field reads as null; ``len`` and ``==`` see presence).
-* ``Lst(items)``: a list of known length.
+* ``Lst(items, n)``: a list. With ``n`` None its length is ``len(items)``; otherwise ``n`` is an
+  Int term, the list's length, and ``items`` its first ``len(items)`` places (the capacity): the
+  items at and past ``n`` are not in the list. ``length``/``item``/quantifiers read ``n``.
 * ``Map(slots, key_kind, open)``: a state collection as a finite map over *slots*. Each
   ``Slot(key, present, value)`` holds a key term (Int or String, possibly symbolic), a presence
   term and the record stored there. Invariant: no two *present* slots have equal keys; slot order
@@ -326,8 +328,18 @@ class Rec(SVal):
 @attrs.frozen(slots=True, eq=False)
 class Lst(SVal):
     items: tuple[SVal, ...]
+    n: Term = None
 
     kind: ClassVar[str] = "list"
+
+    @property
+    def length(self) -> Term:
+        """The length: ``n``, or the number of items of a list of known length."""
+        return len(self.items) if self.n is None else self.n
+
+    def within(self, i: int) -> Term:
+        """Whether place ``i`` (below the capacity) is in the list."""
+        return True if self.n is None else arith("<", i, self.n)
 
 
 @attrs.frozen(slots=True, eq=False)
@@ -347,6 +359,11 @@ class Map(SVal):
     key_kind: str = "string"  # "integer" or "string"
     open: bool = False
     name: str = ""
+    fixed: bool = False
+    """A bounded collection (the fully symbolic states of ``solver.states``): a new key takes the
+    first free slot instead of a new one, so a written state has the slots of the state it came
+    from, and ``full`` is the condition that a write found no free slot (not a transition)."""
+    full: Term = False
 
     kind: ClassVar[str] = "map"
 
@@ -358,6 +375,27 @@ class Union(SVal):
     options: tuple[tuple[Term, SVal], ...]
 
     kind: ClassVar[str] = "union"
+
+
+@attrs.frozen(slots=True, eq=False)
+class Opaque(SVal):
+    """A value the solver carries but never looks into (a list of unknown length, or a value
+    its schema leaves untyped, in the fully symbolic states of ``transition``): an identity
+    ``handle``. Copying and comparing two are exact; any other use is outside the fragment (an
+    abstraction, so a proof over it holds for every concrete value). Read back as ``[]`` or null."""
+
+    handle: Term
+    what: str = "list"
+
+    kind: ClassVar[str] = "opaque"
+
+
+def no_opaque(*values: SVal) -> None:
+    """Refuse an operation that would look into an ``Opaque`` value."""
+    for v in values:
+        for _, o in cases(v):
+            if isinstance(o, Opaque):
+                raise Unsupported(f"an operation on a {o.what} the solver does not model")
 
 
 @attrs.frozen(slots=True, eq=False)
@@ -471,7 +509,11 @@ def merge(c: Term, a: SVal, b: SVal) -> SVal:
         return Rec(fields)
     if isinstance(a, Lst):
         assert isinstance(b, Lst)
-        return Lst(tuple(merge(c, x, y) for x, y in zip(a.items, b.items, strict=True)))
+        length = None if a.n is None and b.n is None else ite(c, a.length, b.length)
+        return Lst(tuple(merge(c, x, y) for x, y in zip(a.items, b.items, strict=True)), length)
+    if isinstance(a, Opaque):
+        assert isinstance(b, Opaque)
+        return Opaque(ite(c, a.handle, b.handle), a.what)
     if isinstance(a, Map):
         assert isinstance(b, Map)
         slots = []
@@ -479,7 +521,14 @@ def merge(c: Term, a: SVal, b: SVal) -> SVal:
             if not same_term(sa.key, sb.key):
                 raise Unsupported("a conditional choice between two collections with different keys")
             slots.append(Slot(sa.key, ite(c, sa.present, sb.present), merge(c, sa.value, sb.value)))
-        return Map(tuple(slots), a.key_kind, a.open or b.open, a.name or b.name)
+        return Map(
+            tuple(slots),
+            a.key_kind,
+            a.open or b.open,
+            a.name or b.name,
+            a.fixed and b.fixed,
+            ite(c, a.full, b.full),
+        )
     raise Unsupported(f"cannot merge {a.kind} values")  # pragma: no cover
 
 
@@ -628,7 +677,8 @@ def read(v: SVal, model: z3.ModelRef | None = None) -> Any:
     if isinstance(v, Rec):
         return {n: read(val, model) for n, (p, val) in v.fields.items() if truth(p)}
     if isinstance(v, Lst):
-        return [read(i, model) for i in v.items]
+        n = len(v.items) if v.n is None else read(Int(v.n), model)
+        return [read(i, model) for i in v.items[: max(0, min(n, len(v.items)))]]
     if isinstance(v, Map):
         out: dict[Any, Any] = {}
         for slot in v.slots:
@@ -641,6 +691,8 @@ def read(v: SVal, model: z3.ModelRef | None = None) -> Any:
             if truth(g):
                 return read(option, model)
         return read(v.options[-1][1], model) if v.options else None
+    if isinstance(v, Opaque):
+        return [] if v.what == "list" else None
     raise Unsupported(f"cannot read back {v!r}")  # pragma: no cover
 
 
@@ -653,6 +705,8 @@ def terms_of(v: SVal) -> Iterable[Term]:
             yield p
             yield from terms_of(val)
     elif isinstance(v, Lst):
+        if v.n is not None:
+            yield v.n
         for i in v.items:
             yield from terms_of(i)
     elif isinstance(v, Map):
@@ -664,6 +718,8 @@ def terms_of(v: SVal) -> Iterable[Term]:
         for g, o in v.options:
             yield g
             yield from terms_of(o)
+    elif isinstance(v, Opaque):
+        yield v.handle
 
 
 def is_concrete(v: SVal) -> bool:

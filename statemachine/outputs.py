@@ -144,13 +144,42 @@ class OutputSynthesizer:
                     for candidate in (shown, {**value, **shown}):
                         if validator is None or validator.is_valid(candidate):
                             return candidate
+            return self._listed(op, value, state, input)
         elif isinstance(value, list):
+            # the collection the ensures speak of (an inferred lister's), else the first that fits
+            fitting = []
             for name in self._collections:
                 collection = state.get(name)
                 if isinstance(collection, FrozenMap):
                     items = [plain_copy(v) for v in collection.values()]
                     if validator is None or validator.is_valid(items):
-                        return items
+                        if clauses_hold(op.ensures, state, input, items):
+                            return items
+                        fitting.append(items)
+            if fitting:
+                return fitting[0]
+        return value
+
+    def _listed(self, op: Operation, value: dict[str, Any], state: FrozenMap, input: Any) -> Any:
+        """A list property the ``ensures`` speak of (an inferred lister's ``output.entries``)
+        shows a collection's records, or none, where the drawn one breaks them."""
+        if clauses_hold(op.ensures, state, input, value):
+            return value
+        validator = op.output_validator
+        shown = [
+            [plain_copy(v) for v in collection.values()]
+            for name in self._collections
+            if isinstance(collection := state.get(name), FrozenMap)
+        ]
+        for field, current in value.items():
+            if not isinstance(current, list):
+                continue
+            for items in [*shown, []]:
+                candidate = {**value, field: items}
+                if (validator is None or validator.is_valid(candidate)) and clauses_hold(
+                    op.ensures, state, input, candidate
+                ):
+                    return candidate
         return value
 
 

@@ -238,22 +238,3 @@ def test_a_broken_shared_schema_is_reported_where_it_is_written(tmp_path: Path) 
     assert (Path(err.value.location.file).name, err.value.location.line) == ("models.yml", 6)
     assert "'seven' is not of type 'integer'" in err.value.message
 
-
-def test_abstract_strings_admit_literals_as_id_ranges_not_one_disjunct_each() -> None:
-    """Plaid's document (thousands of string fields, hundreds of enum literals) spent two minutes
-    building one disjunct per literal per field; the same set is a few id ranges."""
-    import z3
-
-    from envfactory.solver.domain import LITERALS, literal_id
-    from envfactory.solver.fresh import _fits, _fresh_or_literal
-
-    for text in ("a", "bb", "ccc", "dddd", "e" * 9):
-        literal_id(text)
-    ident = z3.Int("ident")
-    for schema in (None, {}, {"minLength": 2, "maxLength": 4}, {"pattern": "^[a-c]+$"}, {"maxLength": 0}):
-        constraint = _fresh_or_literal(ident, schema)
-        admitted = {i for t, i in LITERALS.items() if schema is None or _fits(t, schema)}
-        for i in range(-len(LITERALS) - 2, 3):
-            expected = i >= 0 or i in admitted
-            assert z3.is_true(z3.simplify(z3.substitute(constraint, (ident, z3.IntVal(i))))) == expected
-    assert z3.simplify(_fresh_or_literal(ident, {})).eq(z3.simplify(ident >= -len(LITERALS)))

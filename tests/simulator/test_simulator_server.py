@@ -197,3 +197,23 @@ def test_a_body_that_never_arrives_gets_408_and_the_worker_moves_on() -> None:
             slow.close()
         with httpx.Client(base_url=base, timeout=10) as client:
             assert client.post("/open", json={"account": "AB12", "owner": "x"}).status_code == 200
+
+
+def test_openapi_lists_answer_the_stored_records_of_their_own_collection() -> None:
+    """An inferred lister clause ties ``GET /pets`` to ``pets`` (bare array) and ``GET /owners``
+    to ``owners`` (a ``data`` envelope): each lists what was added there, nothing of the other."""
+    contract = envfactory.load(Path(__file__).parent / "two_lists_openapi.yaml")
+    for op, where in (("listPets", "output"), ("listOwners", "output.data")):
+        (clause,) = contract.operations[op].ensures
+        assert clause.inferred and clause.source.endswith(f"for x in {where})")
+    with running(contract) as base, httpx.Client(base_url=base, timeout=10) as client:
+        assert client.get("/pets").json() == []
+        pets = [client.post("/pets", json={"name": f"pet{i}"}).json() for i in range(3)]
+        owners = [client.post("/owners", json={"name": f"owner{i}"}).json() for i in range(2)]
+        assert sorted(p["id"] for p in client.get("/pets").json()) == sorted(p["id"] for p in pets)
+        assert client.get("/pets").json() == pets
+        listed = client.get("/owners").json()["data"]
+        assert all(o in owners for o in listed)  # an envelope lists stored owners only
+        trajectory = client.get("/_trajectory").text
+    (traj,) = read_trajectories_text(trajectory)
+    assert [r.verdict for r in envfactory.verify(contract, [traj])] == ["valid"]

@@ -1,10 +1,13 @@
-"""The Z3 readings of the IR against the concrete evaluator: one agreement suite for both encoders.
+"""The one Z3 reading of the IR (``solver.encode`` over ``solver.symbolic``) against the
+concrete evaluator, over drawn expressions and drawn states, in the two ways the solver uses it:
 
-* the feasibility encoder (``solver.encode`` over ``solver.symbolic``), whose answers are values:
-  same value and same definedness, with every name symbolic ("z3") or half of them known ("mixed");
-* the plan/prove encoder (``solver.state_encoder`` under ``Transition``), whose answers are
-  clauses over a pinned symbolic state: a clause holds exactly when it holds concretely (defined
-  and true). It has no lists, so the signature's list ``l`` is left out for it.
+* as the feasibility engine does, on lifted values: same value and same definedness, with every
+  name symbolic ("z3") or half of them known ("mixed");
+* as plan/prove/the graph do, on the fully symbolic states of ``solver.states`` (fresh slots,
+  pinned to the drawn state by ``Transition.initial``): a clause holds exactly when it holds
+  concretely (defined and true). There the list ``l`` has a symbolic length (up to 3 items, as
+  many as the drawn lists have), so length, indexing, membership and quantifiers over it are
+  read through the length term.
 
 The comparison sweep runs every comparison operator and operand kind through both.
 """
@@ -170,6 +173,7 @@ state:
   s: {type: string, initial: ""}
   t: {type: string, initial: ""}
   b: {type: boolean, initial: false}
+  l: {type: array, items: {type: integer}, initial: []}
   c:
     collection:
       key: {type: integer}
@@ -196,10 +200,10 @@ def _holds(expr: Any, state: Any) -> bool:
         return False
 
 
-def test_the_plan_encoder_agrees_with_the_evaluator(signature: envfactory.Contract) -> None:
+def test_clauses_over_symbolic_states_agree_with_the_evaluator(signature: envfactory.Contract) -> None:
     tried: list[bool] = []
 
-    @given(state=S.states(), text=S.expressions("bool", depth=3, lists=False))
+    @given(state=S.states(), text=S.expressions("bool", depth=3, lists=True))
     @settings(
         max_examples=500,
         deadline=None,
@@ -209,9 +213,8 @@ def test_the_plan_encoder_agrees_with_the_evaluator(signature: envfactory.Contra
     )
     def check(state: Any, text: str) -> None:
         expr = parse_expr(text)
-        state = {k: v for k, v in state.items() if k != "l"}
         want = _holds(expr, state)
-        tr = Transition(signature, abstract=False)
+        tr = Transition(signature)
         symbolic = tr.fresh_state("s", 4)
         solver = z3.Solver()
         try:
@@ -222,9 +225,13 @@ def test_the_plan_encoder_agrees_with_the_evaluator(signature: envfactory.Contra
         assert solver.check() == z3.sat, text
         assert solver.check(z3.Not(claim) if want else claim) == z3.unsat, (text, dict(state), want)
         tried.append(want)
+        if " in l" in text:
+            on_lists.append(want)
 
+    on_lists: list[bool] = []
     check()
     assert tried.count(True) >= 10 and tried.count(False) >= 10
+    assert on_lists.count(True) >= 3 and on_lists.count(False) >= 3, on_lists
 
 
 @pytest.mark.parametrize("state", S.COMPARISON_STATES)
@@ -234,10 +241,10 @@ def test_every_comparison_agrees_on_equal_smaller_and_larger_values(
     """The drawn expressions rarely compare equal operands; this sweep does, for every comparison
     operator and operand kind, on states where the operands are equal, smaller, larger, null or
     missing, through both encoders."""
-    tr = Transition(signature, abstract=False)
+    tr = Transition(signature)
     pinned = tr.fresh_state("s", 4)
     solver = z3.Solver()
-    solver.add(pinned.wf, tr.initial(pinned, {k: v for k, v in state.items() if k != "l"}))
+    solver.add(pinned.wf, tr.initial(pinned, state))
     for text in S.comparisons():
         expr = parse_expr(text)
         want = concrete(expr, state)

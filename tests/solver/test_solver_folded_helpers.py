@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import z3
 
-from envfactory.solver import domain as T
-from envfactory.solver.domain import z3_literal
 from envfactory.solver.symbolic import NULL, Int, Str, Union, and_, case_pairs, flat_bool, or_
 from envfactory.statemachine.paths import resolve_pointer
 
@@ -16,9 +14,6 @@ def test_flat_bool_drops_units_and_absorbs_zeros_for_both_literal_kinds() -> Non
     assert and_(True, x, True) is x and or_(False, x) is x
     assert and_(x, False, y) is False and or_(x, True, y) is True
     assert z3.eq(and_(x, y), z3.And(x, y)) and z3.eq(or_(x, y), z3.Or(x, y))
-    assert T.conj(T.TRUE, x) is x and T.conj(x, T.FALSE) is T.FALSE and T.conj() is T.TRUE
-    assert T.disj(T.FALSE, y) is y and T.disj(y, T.TRUE) is T.TRUE and T.disj() is T.FALSE
-    assert z3.eq(T.conj(x, y), z3.And(x, y))
     made: list[list[object]] = []
     assert flat_bool(["a", "b"], 1, 0, lambda terms: made.append(terms) or "both") == "both"
     assert made == [["a", "b"]]
@@ -31,15 +26,6 @@ def test_case_pairs_skips_combinations_that_cannot_hold_together() -> None:
     assert [(type(x).__name__, type(y).__name__) for _, x, y in pairs] == [("Int", "Int"), ("Str", "Int")]
     assert pairs[0][0] is g
     assert list(case_pairs(Union(((False, Int(1)),)), NULL)) == []
-
-
-def test_z3_literal_reads_scalars_only() -> None:
-    assert z3.eq(z3_literal(True), z3.BoolVal(True))
-    assert z3.eq(z3_literal(7), z3.IntVal(7))
-    assert z3.eq(z3_literal(0.5), z3.RealVal(0.5))
-    assert z3.eq(z3_literal("hi"), z3.StringVal("hi"))
-    assert z3_literal(None) is None and z3_literal([1]) is None and z3_literal({"a": 1}) is None
-    assert z3.eq(T.const("hi"), z3.StringVal("hi")) and isinstance(T.const("hi", abstract=True), T.AStr)
 
 
 def test_resolve_pointer_tells_a_missing_target_from_a_null_one() -> None:
