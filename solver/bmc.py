@@ -30,7 +30,7 @@ from envfactory.contracts.semantics import holds as clause_holds
 from envfactory.contracts.values import FrozenMap, to_json
 from envfactory.solver.schema import LIST_ITEMS
 from envfactory.solver.states import StepVars, SymState, formula, slots_needed
-from envfactory.solver.symbolic import and_, evaluated, or_, read
+from envfactory.solver.symbolic import and_, evaluated, or_
 from envfactory.solver.transition import Transition, state_predicate
 from envfactory.trajectory import Step, Trajectory
 
@@ -135,12 +135,12 @@ class Unrolling:
             first = self._model
             if self.check(*assumptions, *chosen, *wishes, limit=polish) != z3.sat:
                 self._model = first
-        model = self._model
+        read = self.transition.reader(self._model)
         result = []
         for io, name in zip(self.io, names, strict=True):
             vars_ = io[name]
-            output = read(vars_.output, model) if vars_.output is not None else None
-            result.append((name, read(vars_.input, model), output, True))
+            output = read(vars_.output) if vars_.output is not None else None
+            result.append((name, read(vars_.input), output, True))
         return result
 
     def unknown_initial(self) -> dict[str, Any] | None:
@@ -150,7 +150,8 @@ class Unrolling:
         if not unknown:
             return None
         values = self.states[0].values
-        return {name: read(values[name], self._model) for name in unknown}
+        read = self.transition.reader(self._model)
+        return {name: read(values[name]) for name in unknown}
 
 
 # ------------------------------------------------------------------------------ replay

@@ -40,6 +40,7 @@ from envfactory.contracts.interpreter import Interpreter
 from envfactory.solver import maps
 from envfactory.solver.symbolic import (
     NULL,
+    Atom,
     Bool,
     Budget,
     Int,
@@ -58,6 +59,7 @@ from envfactory.solver.symbolic import (
     Unsupported,
     and_,
     arith,
+    atom_term,
     case_pairs,
     cases,
     eq,
@@ -66,6 +68,7 @@ from envfactory.solver.symbolic import (
     join,
     key_sval,
     merge,
+    no_atoms,
     no_opaque,
     not_,
     or_,
@@ -325,7 +328,7 @@ class Encoder:
         """
         if isinstance(key, Py):
             term: Term = key.value
-        elif isinstance(key, Int | Str):
+        elif isinstance(key, Int | Str | Atom):
             term = key.t
         else:
             return None
@@ -347,6 +350,8 @@ class Encoder:
         if _is_collection(obj):
             value, found = self.lookup(obj, key)
             return Encoded(value, found)
+        if not any(isinstance(o, Map) for _, o in cases(obj)):
+            no_atoms(obj, key)
         out: list[tuple[Term, SVal]] = []
         oks: list[Term] = []
         for g, o in cases(obj):
@@ -405,6 +410,7 @@ class Encoder:
     def _Unary(self, node: ir.Unary, env: SymEnv) -> Encoded:
         operand = self.encode(node.operand, env)
         no_opaque(operand.value)
+        no_atoms(operand.value)
         if node.op == "not":
             value, ok = _truth(operand.value)
             return Encoded(Bool(not_(value)), and_(operand.ok, ok))
@@ -419,6 +425,7 @@ class Encoder:
 
     def binop(self, op: str, a: SVal, b: SVal) -> Encoded:
         no_opaque(a, b)
+        no_atoms(a, b)
         out: list[tuple[Term, SVal]] = []
         oks: list[Term] = []
         for guard, x, y in case_pairs(a, b):
@@ -485,6 +492,10 @@ class Encoder:
             return True
         if _number(x) and _number(y):
             return eq(term_of(x), term_of(y))
+        if isinstance(x, Atom) or isinstance(y, Atom):
+            if not isinstance(x, Atom | Str) or not isinstance(y, Atom | Str):
+                return False
+            return eq(atom_term(x), atom_term(y))
         if type(x) is not type(y):
             return False
         if isinstance(x, Bool | Str):
@@ -542,7 +553,10 @@ class Encoder:
                     and_(g, or_all(and_(c.within(i), self.equal(item, x)) for i, x in enumerate(c.items)))
                 )
                 oks.append(g)
+            elif isinstance(c, Atom):
+                no_atoms(c)
             elif isinstance(c, Rec):
+                no_atoms(item)
                 oks.append(g)
                 for h, k in cases(item):
                     if isinstance(k, Str):
@@ -553,6 +567,7 @@ class Encoder:
                                 and_(g, h, or_all(and_(p, eq(k.t, n)) for n, (p, _) in c.fields.items()))
                             )
             elif isinstance(c, Str):
+                no_atoms(item)
                 for h, k in cases(item):
                     if isinstance(k, Str):
                         guard = and_(g, h)
@@ -565,6 +580,7 @@ class Encoder:
 
     def order(self, op: str, a: SVal, b: SVal) -> Encoded:
         no_opaque(a, b)
+        no_atoms(a, b)
         values: list[Term] = []
         oks: list[Term] = []
         for guard, x, y in case_pairs(a, b):
@@ -627,6 +643,7 @@ class Encoder:
 
     def length(self, v: SVal) -> Encoded:
         no_opaque(v)
+        no_atoms(v)
         out: list[tuple[Term, SVal]] = []
         oks: list[Term] = []
         for g, o in cases(v):
@@ -713,6 +730,7 @@ class Encoder:
                 oks.append(guard)
             return Encoded(join(out), and_(ok, or_all(oks)))
         if func in ("startswith", "endswith"):
+            no_atoms(args[0].value, args[1].value)
             values: list[Term] = []
             oks = []
             for guard, s, p in case_pairs(args[0].value, args[1].value):
@@ -741,7 +759,9 @@ class Encoder:
                 items.extend(
                     (
                         and_(g, s.present),
-                        Py(s.key) if not is_sym(s.key) else key_sval(d.key_kind, s.key),
+                        Py(s.key)
+                        if not is_sym(s.key) and d.key_kind != "atom"
+                        else key_sval(d.key_kind, s.key),
                         (d, s),
                     )
                     for s in d.slots

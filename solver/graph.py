@@ -87,7 +87,9 @@ def compile(
     try:
         initial_states = _enumerate(start, pre_bits, deadline)
     except _Undecided:  # not even the start could be told apart in time: no graph, not a crash
-        raise SolverError("the initial abstract states could not be enumerated within the time limit") from None
+        raise SolverError(
+            "the initial abstract states could not be enumerated within the time limit"
+        ) from None
     for values in initial_states:
         node(values, initial=True)
         queue.append(values)

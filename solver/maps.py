@@ -12,9 +12,11 @@ from typing import Any
 
 from envfactory.solver.symbolic import (
     NULL,
+    Atom,
     Bool,
     Int,
     Map,
+    NeedStrings,
     Py,
     Real,
     Slot,
@@ -24,6 +26,7 @@ from envfactory.solver.symbolic import (
     Unsupported,
     and_,
     arith,
+    atom_term,
     cases,
     eq,
     expand,
@@ -44,6 +47,10 @@ def key_term(m: Map, key: SVal) -> Term | None:
         if isinstance(key, Bool):  # Python: True == 1, so True finds key 1
             return ite(key.t, 1, 0)
         return None
+    if m.key_kind == "atom":
+        return atom_term(key) if isinstance(key, Str | Atom) else None
+    if isinstance(key, Atom):
+        raise NeedStrings(f"an abstract string looked up in {m.name or 'a collection'} of strings")
     if isinstance(key, Str):
         return key.t
     return None
@@ -107,6 +114,10 @@ def _write_key(m: Map, key: SVal) -> Term:
         return key.t
     if isinstance(key, Str) and m.key_kind == "string":
         return key.t
+    if isinstance(key, Str | Atom) and m.key_kind == "atom":
+        return atom_term(key)
+    if isinstance(key, Atom):
+        raise NeedStrings(f"an abstract string written as a key of {m.name or 'a collection'}")
     raise Unsupported(f"writing a {key.kind} key into {m.name or 'a collection'} keyed by {m.key_kind}")
 
 

@@ -12,7 +12,8 @@ is not trusted, and the concrete re-check of every witness catches a completion 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import z3
@@ -21,7 +22,10 @@ from envfactory.contracts.values import is_number, json_type
 from envfactory.solver.encode import Encoder, Tracker
 from envfactory.solver.regex import RegexUnsupported, to_z3_regex
 from envfactory.solver.symbolic import (
+    LITERAL_TEXTS,
+    LITERALS,
     NULL,
+    Atom,
     Bool,
     Int,
     Lst,
@@ -40,9 +44,11 @@ from envfactory.solver.symbolic import (
     arith,
     cases,
     eq,
+    evaluated,
     is_sym,
     ite,
     lift,
+    literal_id,
     not_,
     or_,
     or_all,
@@ -96,6 +102,9 @@ class Schemas:
     (the fully symbolic states and calls of ``transition``) both are ``Opaque`` handles instead,
     an abstraction that keeps proofs sound. ``bounds=False`` reads only a schema's shape (kinds,
     enums, required fields), for state, which the semantics never validates against its schema.
+    ``atoms`` reads strings abstractly (``symbolic.Atom``), for a contract that only compares
+    them: a length or a pattern admits the literals that fit it (as ranges of identities) and
+    is asked of the text chosen for a fresh identity after solving (``atom_texts``).
     """
 
     def __init__(
@@ -106,8 +115,10 @@ class Schemas:
         opaque: bool = False,
         bounds: bool = True,
         list_items: int = LIST_ITEMS,
+        atoms: bool = False,
     ) -> None:
         self.encoder = encoder
+        self.atoms = atoms
         self.tracker: Tracker = encoder.tracker
         self.root = root if isinstance(root, Mapping) else {}
         self.opaque = opaque
@@ -116,17 +127,21 @@ class Schemas:
         self.bounded: set[int] = set()
         """The capacities of the lists of unknown length made here (each is at most that long)."""
         self.strings: list[tuple[Term, Any]] = []
-        """Every fresh string term made, with its schema (``wishes`` asks for printable ones)."""
+        """Every fresh string term made, with its schema (``wishes`` asks for printable ones);
+        in the ``atoms`` reading, the identities made (``atom_texts`` reads their schemas)."""
 
     def wishes(self) -> list[Term]:
         """Wishes, not rules: the fresh strings printable (where no pattern says otherwise) and
         different from each other (an owner is not an account); asked for once a model is found,
         as the string solver pays for them."""
-        out = [
-            z3.InRe(t, PRINTABLE)
-            for t, schema in self.strings
-            if not (isinstance(schema, Mapping) and "pattern" in schema)
-        ]
+        if self.atoms:  # rather strings of their own than the contract's words
+            out = [t >= 0 for t, schema in self.strings if not _schema_enum(schema)]
+        else:
+            out = [
+                z3.InRe(t, PRINTABLE)
+                for t, schema in self.strings
+                if not (isinstance(schema, Mapping) and "pattern" in schema)
+            ]
         if len(self.strings) > 1:
             out.append(z3.Distinct(*(t for t, _ in self.strings)))
         return out
@@ -230,6 +245,10 @@ class Schemas:
         if kind == "number":
             return Real(z3.Real(base))
         if kind == "string":
+            if self.atoms:
+                ident = z3.Int(base)
+                self.strings.append((ident, schema))
+                return Atom(ident)
             term = z3.String(base)
             self.strings.append((term, schema))
             return Str(term)
@@ -316,7 +335,11 @@ class Schemas:
             parts.append(or_all(and_(g, _is_kind(o, names)) for g, o in cases(v)))
         if "const" in schema:
             parts.append(self.encoder.equal(v, lift(schema["const"])))
-        if isinstance(schema.get("enum"), list):
+        atom = _atom_of(v)
+        if atom is not None and _schema_enum(schema) and isinstance(schema.get("enum"), list):
+            admitted = [literal_id(e) for e in schema["enum"] if isinstance(e, str)]
+            parts.append(or_(id_ranges(atom, admitted), and_(nullable, self.encoder.equal(v, NULL))))
+        elif isinstance(schema.get("enum"), list):
             allowed = [lift(e) for e in schema["enum"]]
             same = or_all(self.encoder.equal(v, e) for e in allowed)
             parts.append(or_(same, and_(nullable, self.encoder.equal(v, NULL))))
@@ -379,6 +402,9 @@ class Schemas:
             pattern = schema.get("pattern")
             if isinstance(pattern, str):
                 parts.append(self._pattern(o.t, pattern))
+        elif isinstance(o, Atom):
+            if any(k in schema for k in ("minLength", "maxLength", "pattern")):
+                parts.append(fresh_or_literal(o.t, schema))
         elif isinstance(o, Map):
             raise Unsupported("a state collection checked against a schema")
         return and_(*parts)
@@ -471,6 +497,107 @@ class Schemas:
         return lift(value)
 
 
+def _atom_of(v: SVal) -> Term | None:
+    """The identity of an abstract string that is the only kind ``v`` may be (else None)."""
+    options = cases(v)
+    if len(options) == 1 and isinstance(options[0][1], Atom):
+        return options[0][1].t
+    return None
+
+
+def id_ranges(ident: Term, ids: Iterable[int], fresh_from: int | None = None) -> Term:
+    """``ident`` is one of ``ids`` (or at least ``fresh_from``), as ranges of consecutive
+    identities: literals registered together (an enum, a contract's words) get consecutive ones,
+    so a field admitting hundreds of literals costs a few bounds, not a disjunct per literal."""
+    runs: list[tuple[int, int]] = []  # inclusive, from the highest identity downwards
+    for i in sorted(set(ids), reverse=True):
+        if runs and i == runs[-1][0] - 1:
+            runs[-1] = (i, runs[-1][1])
+        else:
+            runs.append((i, i))
+    parts: list[Term] = []
+    if fresh_from is not None:
+        if runs and runs[0][1] == fresh_from - 1:  # the run that joins the fresh identities
+            fresh_from = runs.pop(0)[0]
+        parts.append(arith(">=", ident, fresh_from))
+    for lo, hi in runs:
+        parts.append(eq(ident, lo) if lo == hi else and_(arith(">=", ident, lo), arith("<=", ident, hi)))
+    return or_all(parts)
+
+
+def fresh_or_literal(ident: Term, schema: Any) -> Term:
+    """An abstract string's identity under a schema's length and pattern: a string of its own
+    (identity >= 0, its text chosen to fit by ``atom_texts``), one of the literals known now
+    that fits, or a literal given an identity later (below every known one: not excluded, so
+    the reading stays an over-approximation)."""
+    fits = [i for text, i in LITERALS.items() if literal_fits(text, schema)]
+    if len(fits) == len(LITERALS):
+        return True
+    return or_(id_ranges(ident, fits, fresh_from=0), arith("<", ident, -len(LITERALS)))
+
+
+def literal_fits(text: str, schema: Any) -> bool:
+    """Whether a literal satisfies a string schema's length and pattern (Python's ``re``)."""
+    if not isinstance(schema, Mapping):
+        return True
+    lo, hi = schema.get("minLength"), schema.get("maxLength")
+    if isinstance(lo, int) and len(text) < lo:
+        return False
+    if isinstance(hi, int) and len(text) > hi:
+        return False
+    pattern = schema.get("pattern")
+    if isinstance(pattern, str):
+        try:
+            return re.search(pattern, text) is not None
+        except re.error:
+            return True
+    return True
+
+
+def atom_texts(model: z3.ModelRef, atoms: Iterable[tuple[Term, Any]], timeout: float = 5.0) -> dict[int, str]:
+    """Texts for the identities a model gave abstract strings that are no literal's: one per
+    identity, satisfying the schema of every value holding it (read by ``Schemas`` like any
+    string's), plain words where no pattern says otherwise, different from each other and from
+    every literal. Identities it cannot fill are left out (``read`` writes ``s<id>``, which the
+    concrete re-check judges)."""
+    groups: dict[int, list[Any]] = {}
+    for ident, schema in atoms:
+        value = evaluated(model, ident)
+        if not z3.is_int_value(value) or value.as_long() in LITERAL_TEXTS:
+            continue
+        groups.setdefault(value.as_long(), []).append(schema)
+    if not groups:
+        return {}
+    reader = Schemas(Encoder())
+    texts = {ident: z3.String(f"text{ident}") for ident in groups}
+    words = [z3.StringVal(t) for t in LITERALS]
+    for alphabet in (z3.Plus(z3.Range("a", "z")), PRINTABLE):  # plain words first
+        solver = z3.Solver()
+        solver.set("timeout", max(1, int(timeout * 500)))
+        for ident, schemas in groups.items():
+            var = texts[ident]
+            patterned = False
+            for schema in schemas:
+                if isinstance(schema, Mapping):
+                    solver.add(to_z3(reader._kind_keywords(Str(var), schema, 0)))
+                    patterned = patterned or "pattern" in schema
+            if not patterned:
+                solver.add(z3.InRe(var, alphabet), z3.Length(var) <= 12)
+            solver.add(*(var != word for word in words))
+        if len(texts) > 1:
+            solver.add(z3.Distinct(*texts.values()))
+        if solver.check() == z3.sat:
+            found = solver.model()
+            return {ident: evaluated(found, var).as_string() for ident, var in texts.items()}
+    return {}
+
+
+def _schema_enum(schema: Any) -> list[str]:
+    if not isinstance(schema, Mapping) or not isinstance(schema.get("enum"), list):
+        return []
+    return [e for e in schema["enum"] if isinstance(e, str)]
+
+
 _KNOWN = frozenset(
     {
         "type",
@@ -542,7 +669,7 @@ def _is_kind(o: SVal, names: list[str]) -> Term:
         if "integer" in names:
             return float(o.t).is_integer() if not is_sym(o.t) else z3.IsInt(o.t)
         return False
-    if isinstance(o, Str):
+    if isinstance(o, Str | Atom):
         return "string" in names
     if isinstance(o, Lst):
         return "array" in names

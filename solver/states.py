@@ -41,6 +41,7 @@ from envfactory.solver.symbolic import (
     Term,
     Unsupported,
     and_,
+    atom_term,
     cases,
     eq,
     implies,
@@ -75,8 +76,10 @@ class StepVars:
     cosmetic: z3.BoolRef = z3.BoolVal(True)
 
 
-def _key_kind(var: Any) -> str:
-    return "integer" if var.key_type == T.INT else "string"
+def _key_kind(var: Any, atoms: bool) -> str:
+    if var.key_type == T.INT:
+        return "integer"
+    return "atom" if atoms else "string"
 
 
 def fresh_state(
@@ -86,20 +89,27 @@ def fresh_state(
     slots: int | Mapping[str, int] = 2,
     list_items: int = LIST_ITEMS,
     bounded: set[int] | None = None,
+    atoms: list[tuple[Term, Any]] | None = None,
 ) -> SymState:
     """Fresh Z3 constants for every state variable (named ``tag.var``), well formed; the
-    capacities of its lists of unknown length are added to ``bounded``."""
+    capacities of its lists of unknown length are added to ``bounded``. With ``atoms`` (a list)
+    strings are read abstractly and the identities made are added to it, with their schemas."""
     values: dict[str, SVal] = {}
     wf: list[Term] = []
+    abstract = atoms is not None
     for name, var in contract.state.items():
-        schemas = Schemas(encoder, var.schema, opaque=True, bounds=False, list_items=list_items)
+        schemas = Schemas(
+            encoder, var.schema, opaque=True, bounds=False, list_items=list_items, atoms=abstract
+        )
         if var.collection:
             k = slots if isinstance(slots, int) else slots.get(name, 2)
-            kind = _key_kind(var)
+            kind = _key_kind(var, abstract)
             coll: list[Slot] = []
             for i in range(k):
                 base = f"{tag}.{name}#{i}"
-                key = z3.Int(base + ".key") if kind == "integer" else z3.String(base + ".key")
+                key = z3.String(base + ".key") if kind == "string" else z3.Int(base + ".key")
+                if kind == "atom":
+                    atoms.append((key, var.key_schema))  # type: ignore[union-attr]
                 present = z3.Bool(base + ".present")
                 record = schemas.fresh(var.schema, base)
                 wf.append(implies(present, schemas.holds(record, var.schema)))
@@ -113,6 +123,8 @@ def fresh_state(
             values[name] = value
         if bounded is not None:
             bounded.update(schemas.bounded)
+        if atoms is not None:
+            atoms.extend(schemas.strings)
     return SymState(values, formula(and_(*wf)))
 
 
@@ -190,7 +202,7 @@ def initial_constraint(
                 key, record = entries[i]
                 key_value = Int(key) if sym.key_kind == "integer" else Str(key)
                 parts.append(slot.present)
-                parts.append(eq(slot.key, key_value.t))
+                parts.append(eq(slot.key, atom_term(key_value) if sym.key_kind == "atom" else key_value.t))
                 parts.append(_pin(encoder, slot.value, record))
         else:
             parts.append(_pin(encoder, sym, value))
@@ -198,12 +210,18 @@ def initial_constraint(
 
 
 def step_vars(
-    op: Operation, encoder: Encoder, tag: str, list_items: int = LIST_ITEMS, bounded: set[int] | None = None
+    op: Operation,
+    encoder: Encoder,
+    tag: str,
+    list_items: int = LIST_ITEMS,
+    bounded: set[int] | None = None,
+    atoms: list[tuple[Term, Any]] | None = None,
 ) -> StepVars:
     """Fresh input and output for one call of ``op`` (output ``None`` when the operation has no
-    output schema and nothing reads its output)."""
+    output schema and nothing reads its output); ``atoms`` as in ``fresh_state``."""
     made: list[Schemas] = []
-    ins = Schemas(encoder, op.input_schema, opaque=True, list_items=list_items)
+    abstract = atoms is not None
+    ins = Schemas(encoder, op.input_schema, opaque=True, list_items=list_items, atoms=abstract)
     made.append(ins)
     value = ins.fresh(op.input_schema, f"{tag}.in")
     constraints = [ins.holds(value, op.input_schema)]
@@ -214,14 +232,16 @@ def step_vars(
         if op.output_schema is None and reads_output and isinstance(op.output_type, T.AnyType):
             raise Unsupported(f"{op.name} reads an output that has no schema")
         schema = op.output_schema or {}
-        outs = Schemas(encoder, schema, opaque=True, list_items=list_items)
+        outs = Schemas(encoder, schema, opaque=True, list_items=list_items, atoms=abstract)
         made.append(outs)
         output = outs.fresh(schema, f"{tag}.out")
         constraints.append(outs.holds(output, schema))
         wishes.extend(outs.wishes())
-    if bounded is not None:
-        for schemas in made:
+    for schemas in made:
+        if bounded is not None:
             bounded.update(schemas.bounded)
+        if atoms is not None:
+            atoms.extend(schemas.strings)
     return StepVars(value, output, formula(and_(*constraints)), formula(and_(*wishes)))
 
 

@@ -9,6 +9,13 @@ become Z3 terms: only what depends on an unknown does. That keeps the encoding s
 Values (``SVal``), frozen and slotted:
 
 * ``Null()``: the null value; ``Bool(t)``, ``Int(t)``, ``Real(t)``, ``Str(t)`` over a term.
+* ``Atom(t)``: a string in the *abstract* reading, for contracts that only compare strings for
+  equality (most do): an Int identity instead of a Z3 string. Literals have fixed negative
+  identities (``literal_id``); every other identity stands for a string that is none of them, so
+  equality of identities is equality of strings. The string theory's cost (it made one plan of
+  the tickets example time out) is paid only where a contract does more with a string (then the
+  encoder raises ``NeedStrings`` and the caller reads strings as ``Str``). Texts for the
+  identities a model picks are chosen afterwards (``schema.atom_texts``).
 * ``Rec(fields)``: a record; each field is ``(name, present, value)``, ``present`` a Bool term
   (an absent optional field reads as null; ``len`` and ``==`` see presence).
 * ``Lst(items, n)``: a list. With ``n`` None its length is ``len(items)``; otherwise ``n`` is an
@@ -37,6 +44,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from fractions import Fraction
+from types import MappingProxyType
 from typing import Any, ClassVar
 
 import attrs
@@ -51,6 +59,11 @@ Term = Any
 
 class Unsupported(SolverError):
     """A construct outside the symbolic fragment; the verdict becomes ``unknown`` with the reason."""
+
+
+class NeedStrings(Unsupported):
+    """A string operation beyond equality met an abstract string (``Atom``): the contract needs
+    the string reading (``Str``)."""
 
 
 class Budget(SolverError):
@@ -314,6 +327,48 @@ class Str(Simple):
 
 
 @attrs.frozen(slots=True, eq=False)
+class Atom(Simple):
+    """A string in the abstract reading: ``t`` is an Int identity (see the module docstring)."""
+
+    kind: ClassVar[str] = "string"
+
+
+_LITERALS: dict[str, int] = {}
+LITERALS: Mapping[str, int] = MappingProxyType(_LITERALS)
+"""Every string literal given an identity so far (process-wide: identities never change)."""
+LITERAL_TEXTS: dict[int, str] = {}
+
+
+def literal_id(text: str) -> int:
+    """The identity of a literal string in the abstract reading: -1, -2, ... in order of first use."""
+    ident = _LITERALS.get(text)
+    if ident is None:
+        ident = -(len(_LITERALS) + 1)
+        _LITERALS[text] = ident
+        LITERAL_TEXTS[ident] = text
+    return ident
+
+
+def atom_term(v: SVal) -> Term:
+    """The identity of a string value (an ``Atom``, or a known string) in the abstract reading."""
+    if isinstance(v, Atom):
+        return v.t
+    if isinstance(v, Str) and isinstance(v.t, str):
+        return literal_id(v.t)
+    if isinstance(v, Py) and isinstance(v.value, str):
+        return literal_id(v.value)
+    raise NeedStrings("an abstract string compared with a computed string")
+
+
+def no_atoms(*values: SVal) -> None:
+    """Refuse, with ``NeedStrings``, an operation the abstract reading of strings cannot express."""
+    for v in values:
+        for _, o in cases(v):
+            if isinstance(o, Atom):
+                raise NeedStrings("a string operation beyond equality")
+
+
+@attrs.frozen(slots=True, eq=False)
 class Rec(SVal):
     """A record: ``fields`` maps a name to ``(present, value)``."""
 
@@ -356,7 +411,7 @@ class Map(SVal):
     """A collection as a finite map over slots (see the module docstring for the invariant)."""
 
     slots: tuple[Slot, ...]
-    key_kind: str = "string"  # "integer" or "string"
+    key_kind: str = "string"  # "integer", "string", or "atom" (abstract strings)
     open: bool = False
     name: str = ""
     fixed: bool = False
@@ -408,7 +463,7 @@ class Py(SVal):
     kind: ClassVar[str] = "known"
 
 
-SIMPLE = (Bool, Int, Real, Str)
+SIMPLE = (Bool, Int, Real, Str, Atom)
 
 
 def term_of(v: SVal) -> Term:
@@ -463,6 +518,8 @@ def case_pairs(a: SVal, b: SVal) -> Iterator[tuple[Term, SVal, SVal]]:
 
 
 def key_sval(kind: str, t: Term) -> SVal:
+    if kind == "atom":
+        return Atom(t)
     return Int(t) if kind == "integer" else Str(t)
 
 
@@ -646,9 +703,10 @@ def evaluated(model: z3.ModelRef, term: Any) -> Any:
     return x
 
 
-def read(v: SVal, model: z3.ModelRef | None = None) -> Any:
+def read(v: SVal, model: z3.ModelRef | None = None, texts: Mapping[int, str] | None = None) -> Any:
     """The concrete value of a symbolic one in a model (records as dicts, maps as FrozenMaps);
-    without a model the value must be concrete."""
+    without a model the value must be concrete. ``texts`` gives the strings chosen for the
+    abstract identities of the model that are no literal's (``schema.atom_texts``)."""
 
     def ev(t: Term) -> Any:
         if not is_sym(t):
@@ -674,23 +732,28 @@ def read(v: SVal, model: z3.ModelRef | None = None) -> Any:
     if isinstance(v, Str):
         x = ev(v.t)
         return x.as_string() if is_sym(x) else x
+    if isinstance(v, Atom):
+        ident = _num(ev(v.t), False)
+        if ident in LITERAL_TEXTS:
+            return LITERAL_TEXTS[ident]
+        return (texts or {}).get(ident, f"s{ident}")
     if isinstance(v, Rec):
-        return {n: read(val, model) for n, (p, val) in v.fields.items() if truth(p)}
+        return {n: read(val, model, texts) for n, (p, val) in v.fields.items() if truth(p)}
     if isinstance(v, Lst):
         n = len(v.items) if v.n is None else read(Int(v.n), model)
-        return [read(i, model) for i in v.items[: max(0, min(n, len(v.items)))]]
+        return [read(i, model, texts) for i in v.items[: max(0, min(n, len(v.items)))]]
     if isinstance(v, Map):
         out: dict[Any, Any] = {}
         for slot in v.slots:
             if truth(slot.present):
-                key = read(key_sval(v.key_kind, slot.key), model)
-                out.setdefault(key, read(slot.value, model))
+                key = read(key_sval(v.key_kind, slot.key), model, texts)
+                out.setdefault(key, read(slot.value, model, texts))
         return FrozenMap(out)
     if isinstance(v, Union):
         for g, option in v.options:
             if truth(g):
-                return read(option, model)
-        return read(v.options[-1][1], model) if v.options else None
+                return read(option, model, texts)
+        return read(v.options[-1][1], model, texts) if v.options else None
     if isinstance(v, Opaque):
         return [] if v.what == "list" else None
     raise Unsupported(f"cannot read back {v!r}")  # pragma: no cover

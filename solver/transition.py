@@ -6,8 +6,10 @@ transition), the ``ensures`` on the output and the schema constraints on input a
 the symbolic states of ``solver.states``. It is the feasibility engine's core read fully
 symbolically: the values of ``solver.symbolic``, the IR encoder of ``solver.encode``, the
 effect writer of ``solver.effects``; the post-state is a fresh state equal to what the effects
-wrote (so a step has the same shape whatever the operation). ``state_predicate`` parses a
-user's goal or invariant. Models are read back by ``solver.symbolic.read``.
+wrote (so a step has the same shape whatever the operation). Strings are read abstractly
+(``symbolic.Atom``: identities compared for equality) where the contract does nothing else with
+them, as Z3 strings otherwise: a dry run of every clause and effect decides, per contract.
+``state_predicate`` parses a user's goal or invariant. Models are read back by ``read``.
 
 Imports the contracts layer, Z3 and these solver modules only.
 """
@@ -24,7 +26,7 @@ from envfactory.contracts.errors import SolverError
 from envfactory.contracts.model import Clause, Contract, Operation
 from envfactory.solver.effects import apply_effects
 from envfactory.solver.encode import Encoder, SymEnv, holds
-from envfactory.solver.schema import LIST_ITEMS
+from envfactory.solver.schema import LIST_ITEMS, atom_texts
 from envfactory.solver.states import (
     StepVars,
     SymState,
@@ -33,22 +35,32 @@ from envfactory.solver.states import (
     initial_constraint,
     step_vars,
 )
-from envfactory.solver.symbolic import NULL, Map, SVal, Term, and_, eq, not_, or_
+from envfactory.solver.symbolic import NULL, Map, NeedStrings, SVal, Term, and_, eq, not_, or_
+from envfactory.solver.symbolic import read as read_value
 
 
 class Transition:
     """The contract's one-step relation, built from the IR of its clauses and effects.
 
-    ``extra`` (goals, predicates) is accepted for the callers' symmetry: every reading is the
-    same now that strings are Z3 strings throughout.
+    ``abstract`` picks the reading of strings: ``None`` tries the abstract one on every clause,
+    effect and ``extra`` expression (goals, predicates), and takes Z3 strings when something does
+    more with a string than compare it.
     """
 
     def __init__(
-        self, contract: Contract, *, extra: Sequence[Clause | ir.Expr] = (), list_items: int = LIST_ITEMS
+        self,
+        contract: Contract,
+        *,
+        extra: Sequence[Clause | ir.Expr] = (),
+        list_items: int = LIST_ITEMS,
+        abstract: bool | None = None,
     ) -> None:
         self.contract = contract
-        self.encoder = Encoder()
         self.list_items = list_items
+        self.encoder = Encoder()
+        self.atoms: list[tuple[Term, Any]] | None = []
+        """The abstract strings' identities made so far, with their schemas; None in the string
+        reading."""
         self.bounded: set[int] = set()
         """Capacities of the lists of unknown length in states and calls made so far (a list of
         unknown length has at most that many items: the relation is bounded there, as in the
@@ -57,12 +69,48 @@ class Transition:
         """Output constraints left out of ``step`` (``"op: clause"`` -> why): outside the fragment,
         so the relation over-approximates the contract (more behaviours: a proof still holds, and
         a path found is replayed concretely before it is believed)."""
+        if abstract is None:
+            abstract = self._abstract_fits(extra)
+            self.encoder, self.bounded, self.dropped = Encoder(), set(), {}
+        self.atoms = [] if abstract else None
+
+    def _abstract_fits(self, extra: Sequence[Clause | ir.Expr]) -> bool:
+        """Whether every clause and effect only compares strings (a dry run in the abstract
+        reading; it also gives the contract's literals their identities before any fresh
+        string is made, so that a schema's length or pattern can exclude the ones that do
+        not fit)."""
+        try:
+            pre, post = self.fresh_state("dry0", 1), self.fresh_state("dry1", 1)
+        except NeedStrings:
+            return False
+        except SolverError:
+            return True  # the state itself is outside the fragment: the callers say so
+        for op in self.contract.operations.values():
+            try:
+                self.step(op, pre, post, self.step_vars(op, "dry"))
+            except NeedStrings:
+                return False
+            except SolverError:
+                continue
+        for clause in [*self.contract.invariants, *self.contract.goals.values(), *extra]:
+            try:
+                self.clause(clause, pre)
+            except NeedStrings:
+                return False
+            except SolverError:
+                continue
+        return True
 
     def fresh_state(self, tag: str, slots: int | Mapping[str, int]) -> SymState:
-        return fresh_state(self.contract, self.encoder, tag, slots, self.list_items, self.bounded)
+        return fresh_state(self.contract, self.encoder, tag, slots, self.list_items, self.bounded, self.atoms)
 
     def step_vars(self, op: Operation, tag: str) -> StepVars:
-        return step_vars(op, self.encoder, tag, self.list_items, self.bounded)
+        return step_vars(op, self.encoder, tag, self.list_items, self.bounded, self.atoms)
+
+    def reader(self, model: z3.ModelRef) -> Any:
+        """``read`` for values of ``model``: abstract strings get texts fitting their schemas."""
+        texts = atom_texts(model, self.atoms) if self.atoms else {}
+        return lambda value: read_value(value, model, texts)
 
     def initial(self, state: SymState, overrides: Mapping[str, Any] | None = None) -> z3.BoolRef:
         return initial_constraint(self.contract, self.encoder, state, overrides)
@@ -114,6 +162,8 @@ class Transition:
         """One ensures clause; one about the output that cannot be encoded is dropped (noted)."""
         try:
             return self._holds(clause.expr, env)
+        except NeedStrings:
+            raise
         except SolverError as err:
             if "output" not in ir.free_names(clause.expr):
                 raise

@@ -238,3 +238,37 @@ def test_a_broken_shared_schema_is_reported_where_it_is_written(tmp_path: Path) 
     assert (Path(err.value.location.file).name, err.value.location.line) == ("models.yml", 6)
     assert "'seven' is not of type 'integer'" in err.value.message
 
+
+def test_abstract_strings_admit_literals_as_id_ranges_not_one_disjunct_each() -> None:
+    """Plaid's document (thousands of string fields, hundreds of enum literals) spent two minutes
+    building one disjunct per literal per field; the same set is a few ranges of identities."""
+    import z3
+
+    from envfactory.solver.encode import Encoder
+    from envfactory.solver.schema import Schemas, fresh_or_literal, literal_fits
+    from envfactory.solver.symbolic import LITERALS, literal_id, to_z3
+
+    for text in ("a", "bb", "ccc", "dddd", "e" * 9):
+        literal_id(text)
+    known = len(LITERALS)
+    ident = z3.Int("ident")
+    for schema in (None, {}, {"minLength": 2, "maxLength": 4}, {"pattern": "^[a-c]+$"}, {"maxLength": 0}):
+        constraint = to_z3(fresh_or_literal(ident, schema))
+        admitted = {i for t, i in LITERALS.items() if literal_fits(t, schema)}
+        for i in range(-known - 2, 3):
+            # a string of its own, a literal that fits, or one given an identity later
+            expected = i >= 0 or i in admitted or i < -known
+            assert z3.is_true(z3.simplify(z3.substitute(constraint, (ident, z3.IntVal(i))))) == expected
+    assert fresh_or_literal(ident, {}) is True  # no length or pattern: nothing to exclude
+
+    # an enum of hundreds of literals on an abstract string is one range, not hundreds of equalities
+    enum = [f"plaid-{i}" for i in range(300)]
+    reader = Schemas(Encoder(), atoms=True)
+    schema = {"type": "string", "enum": enum}
+    value = reader.fresh(schema, "v")
+    constraint = to_z3(reader.holds(value, schema))
+    assert z3.is_and(constraint) and constraint.num_args() == 2, constraint
+    for text in (enum[0], enum[150], enum[-1], "plaid-300"):
+        solver = z3.Solver()
+        solver.add(constraint, value.t == literal_id(text))
+        assert (solver.check() == z3.sat) == (text in enum), text
