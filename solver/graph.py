@@ -46,7 +46,7 @@ def compile(
     listed in the graph attribute ``undecided`` as ``(node, operation)`` pairs.
     """
     preds = predicates(contract)
-    tr = Transition(contract, extra=[p.expr for p in preds])
+    tr = Transition(contract, extra=[p.expr for p in preds], unread_outputs=False)
     deadline = time.monotonic() + timeout
     pre = tr.fresh_state("g0", slots)
     post = tr.fresh_state("g1", slots)

@@ -12,6 +12,7 @@ is not trusted, and the concrete re-check of every witness catches a completion 
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -102,8 +103,10 @@ class Schemas:
     (the fully symbolic states and calls of ``transition``) both are ``Opaque`` handles instead,
     an abstraction that keeps proofs sound. ``bounds=False`` reads only a schema's shape (kinds,
     enums, required fields), for state, which the semantics never validates against its schema.
-    ``atoms`` reads strings abstractly (``symbolic.Atom``), for a contract that only compares
-    them: a length or a pattern admits the literals that fit it (as ranges of identities) and
+    With ``opaque``, a list in a record field named in ``unread`` (no clause reads a field of
+    that name) is an ``Opaque`` handle too: it is only ever copied or compared whole, and its
+    items would cost a frame equation each in every step. ``atoms`` reads strings abstractly
+    (``symbolic.Atom``), for a contract that only compares them: a length or a pattern admits the literals that fit it (as ranges of identities) and
     is asked of the text chosen for a fresh identity after solving (``atom_texts``).
     """
 
@@ -116,9 +119,11 @@ class Schemas:
         bounds: bool = True,
         list_items: int = LIST_ITEMS,
         atoms: bool = False,
+        unread: frozenset[str] = frozenset(),
     ) -> None:
         self.encoder = encoder
         self.atoms = atoms
+        self.unread = unread
         self.tracker: Tracker = encoder.tracker
         self.root = root if isinstance(root, Mapping) else {}
         self.opaque = opaque
@@ -272,6 +277,9 @@ class Schemas:
         fields: dict[str, tuple[Term, SVal]] = {}
         for prop, sub in props.items():
             present: Term = True if prop in required else z3.Bool(f"{base}.{prop}?")
+            if self.opaque and prop in self.unread and self.kinds(sub, depth + 1) == ["array"]:
+                fields[prop] = (present, Opaque(z3.Int(f"{base}.{prop}"), "list"))
+                continue
             fields[prop] = (present, self.fresh(sub, f"{base}.{prop}", depth + 1))
         return Rec(fields)
 
@@ -404,7 +412,10 @@ class Schemas:
                 parts.append(self._pattern(o.t, pattern))
         elif isinstance(o, Atom):
             if any(k in schema for k in ("minLength", "maxLength", "pattern")):
-                parts.append(fresh_or_literal(o.t, schema))
+                fits = fresh_or_literal(o.t, schema)
+                if fits is None:
+                    self.tracker.note("a string's length or pattern, against many literals")
+                parts.append(True if fits is None else fits)
         elif isinstance(o, Map):
             raise Unsupported("a state collection checked against a schema")
         return and_(*parts)
@@ -525,15 +536,40 @@ def id_ranges(ident: Term, ids: Iterable[int], fresh_from: int | None = None) ->
     return or_all(parts)
 
 
-def fresh_or_literal(ident: Term, schema: Any) -> Term:
+MAX_RUNS = 8
+"""Most ranges of literal identities one abstract string's length or pattern is written as;
+past it the literals are all admitted (an over-approximation, noted on the tracker)."""
+
+
+def fresh_or_literal(ident: Term, schema: Any, most: int = MAX_RUNS) -> Term | None:
     """An abstract string's identity under a schema's length and pattern: a string of its own
     (identity >= 0, its text chosen to fit by ``atom_texts``), one of the literals known now
     that fits, or a literal given an identity later (below every known one: not excluded, so
-    the reading stays an over-approximation)."""
-    fits = [i for text, i in LITERALS.items() if literal_fits(text, schema)]
-    if len(fits) == len(LITERALS):
+    the reading stays an over-approximation). None where the fitting literals take more than
+    ``most`` ranges (then every literal is admitted: the caller notes it)."""
+    if not isinstance(schema, Mapping):
         return True
-    return or_(id_ranges(ident, fits, fresh_from=0), arith("<", ident, -len(LITERALS)))
+    known = len(LITERALS)
+    least, most_len, pattern = (schema.get(k) for k in ("minLength", "maxLength", "pattern"))
+    fits = _fitting(
+        least if isinstance(least, int) else None,
+        most_len if isinstance(most_len, int) else None,
+        pattern if isinstance(pattern, str) else None,
+        known,
+    )
+    if len(fits) == known:
+        return True
+    ranges = sum(1 for i in fits if i + 1 not in fits and i != -1)  # those not joining id 0
+    if ranges > most:
+        return None
+    return or_(id_ranges(ident, fits, fresh_from=0), arith("<", ident, -known))
+
+
+@functools.lru_cache(maxsize=1024)
+def _fitting(least: Any, most: Any, pattern: Any, known: int) -> frozenset[int]:
+    """The identities of the first ``known`` literals that fit a length and a pattern."""
+    schema = {"minLength": least, "maxLength": most, "pattern": pattern}
+    return frozenset(i for text, i in list(LITERALS.items())[:known] if literal_fits(text, schema))
 
 
 def literal_fits(text: str, schema: Any) -> bool:

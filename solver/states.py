@@ -90,6 +90,7 @@ def fresh_state(
     list_items: int = LIST_ITEMS,
     bounded: set[int] | None = None,
     atoms: list[tuple[Term, Any]] | None = None,
+    unread: frozenset[str] = frozenset(),
 ) -> SymState:
     """Fresh Z3 constants for every state variable (named ``tag.var``), well formed; the
     capacities of its lists of unknown length are added to ``bounded``. With ``atoms`` (a list)
@@ -99,7 +100,13 @@ def fresh_state(
     abstract = atoms is not None
     for name, var in contract.state.items():
         schemas = Schemas(
-            encoder, var.schema, opaque=True, bounds=False, list_items=list_items, atoms=abstract
+            encoder,
+            var.schema,
+            opaque=True,
+            bounds=False,
+            list_items=list_items,
+            atoms=abstract,
+            unread=unread,
         )
         if var.collection:
             k = slots if isinstance(slots, int) else slots.get(name, 2)
@@ -216,23 +223,27 @@ def step_vars(
     list_items: int = LIST_ITEMS,
     bounded: set[int] | None = None,
     atoms: list[tuple[Term, Any]] | None = None,
+    unread_outputs: bool = True,
+    unread: frozenset[str] = frozenset(),
 ) -> StepVars:
-    """Fresh input and output for one call of ``op`` (output ``None`` when the operation has no
-    output schema and nothing reads its output); ``atoms`` as in ``fresh_state``."""
+    """Fresh input and output for one call of ``op`` (output ``None`` when nothing reads its
+    output and it has no output schema, or ``unread_outputs`` is off: an output no clause or
+    effect reads changes no transition, and only a plan's read-back wants it); ``atoms`` as in
+    ``fresh_state``."""
     made: list[Schemas] = []
     abstract = atoms is not None
-    ins = Schemas(encoder, op.input_schema, opaque=True, list_items=list_items, atoms=abstract)
+    ins = Schemas(encoder, op.input_schema, opaque=True, list_items=list_items, atoms=abstract, unread=unread)
     made.append(ins)
     value = ins.fresh(op.input_schema, f"{tag}.in")
     constraints = [ins.holds(value, op.input_schema)]
     wishes = ins.wishes()
     output: SVal | None = None
     reads_output = op.reads_output or any("output" in ir.free_names(c.expr) for c in op.ensures)
-    if op.output_schema is not None or reads_output:
+    if reads_output or (op.output_schema is not None and unread_outputs):
         if op.output_schema is None and reads_output and isinstance(op.output_type, T.AnyType):
             raise Unsupported(f"{op.name} reads an output that has no schema")
         schema = op.output_schema or {}
-        outs = Schemas(encoder, schema, opaque=True, list_items=list_items, atoms=abstract)
+        outs = Schemas(encoder, schema, opaque=True, list_items=list_items, atoms=abstract, unread=unread)
         made.append(outs)
         output = outs.fresh(schema, f"{tag}.out")
         constraints.append(outs.holds(output, schema))

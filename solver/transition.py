@@ -54,13 +54,18 @@ class Transition:
         extra: Sequence[Clause | ir.Expr] = (),
         list_items: int = LIST_ITEMS,
         abstract: bool | None = None,
+        unread_outputs: bool = True,
     ) -> None:
         self.contract = contract
         self.list_items = list_items
+        self.unread = _unread_fields(contract, extra)
+        """Field names no clause, effect or ``extra`` expression names: lists there stay whole."""
+        self.unread_outputs = False  # the dry run needs none
         self.encoder = Encoder()
         self.atoms: list[tuple[Term, Any]] | None = []
         """The abstract strings' identities made so far, with their schemas; None in the string
         reading."""
+        self._frames: dict[tuple[int, int], tuple[SVal, SVal, Term]] = {}
         self.bounded: set[int] = set()
         """Capacities of the lists of unknown length in states and calls made so far (a list of
         unknown length has at most that many items: the relation is bounded there, as in the
@@ -73,6 +78,8 @@ class Transition:
             abstract = self._abstract_fits(extra)
             self.encoder, self.bounded, self.dropped = Encoder(), set(), {}
         self.atoms = [] if abstract else None
+        self.unread_outputs = unread_outputs
+        """Whether calls get the outputs nothing reads (to read a plan's responses back)."""
 
     def _abstract_fits(self, extra: Sequence[Clause | ir.Expr]) -> bool:
         """Whether every clause and effect only compares strings (a dry run in the abstract
@@ -102,10 +109,14 @@ class Transition:
         return True
 
     def fresh_state(self, tag: str, slots: int | Mapping[str, int]) -> SymState:
-        return fresh_state(self.contract, self.encoder, tag, slots, self.list_items, self.bounded, self.atoms)
+        return fresh_state(
+            self.contract, self.encoder, tag, slots, self.list_items, self.bounded, self.atoms, self.unread
+        )
 
     def step_vars(self, op: Operation, tag: str) -> StepVars:
-        return step_vars(op, self.encoder, tag, self.list_items, self.bounded, self.atoms)
+        return step_vars(
+            op, self.encoder, tag, self.list_items, self.bounded, self.atoms, self.unread_outputs, self.unread
+        )
 
     def reader(self, model: z3.ModelRef) -> Any:
         """``read`` for values of ``model``: abstract strings get texts fitting their schemas."""
@@ -147,7 +158,17 @@ class Transition:
 
     def _frame(self, written: SVal, post: SVal) -> Term:
         """``post`` is what the effects wrote: slot by slot for a bounded collection (whose
-        writes had room), as values otherwise."""
+        writes had room), as values otherwise. A variable no effect writes is the pre-state's
+        own value, the same for every operation: its frame is made once per pair of states."""
+        key = (id(written), id(post))
+        hit = self._frames.get(key)
+        if hit is not None and hit[0] is written and hit[1] is post:
+            return hit[2]
+        term = self._frame1(written, post)
+        self._frames[key] = (written, post, term)
+        return term
+
+    def _frame1(self, written: SVal, post: SVal) -> Term:
         if isinstance(written, Map) and isinstance(post, Map) and len(written.slots) == len(post.slots):
             parts: list[Term] = [not_(written.full)]
             for a, b in zip(written.slots, post.slots, strict=True):
@@ -169,6 +190,48 @@ class Transition:
                 raise
             self.dropped.setdefault(f"{op.name}: {clause.source}", err.message)
             return True
+
+
+def _unread_fields(contract: Contract, extra: Sequence[Clause | ir.Expr]) -> frozenset[str]:
+    """The field names of the contract's schemas that no expression of it (nor ``extra``) names:
+    by attribute, by a constant index, or as an effect's target field."""
+    named: set[str] = set()
+    exprs: list[ir.Expr] = [c.expr if isinstance(c, Clause) else c for c in extra]
+    exprs += [c.expr for c in [*contract.invariants, *contract.goals.values()]]
+    for op in contract.operations.values():
+        exprs += [c.expr for c in [*op.requires, *op.ensures]]
+        for effect in op.effects:
+            named.update(effect.target.fields)
+            exprs += [e for e in (effect.target.key, effect.value) if e is not None]
+    for expr in exprs:
+        for node in ir.walk(expr):
+            if isinstance(node, ir.Attr):
+                named.add(node.name)
+            elif isinstance(node, ir.Index) and isinstance(node.key, ir.Const):
+                named.add(str(node.key.value))
+    return frozenset(_field_names(contract)) - named
+
+
+def _field_names(contract: Contract) -> set[str]:
+    """Every property name the contract's schemas declare (state, inputs, outputs)."""
+    names: set[str] = set()
+    seen: set[int] = set()
+    stack: list[Any] = [v.schema for v in contract.state.values()]
+    for op in contract.operations.values():
+        stack += [op.input_schema, op.output_schema]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, Mapping):
+            props = node.get("properties")
+            if isinstance(props, Mapping):
+                names.update(str(k) for k in props)
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return names
 
 
 def state_predicate(contract: Contract, text: str, kind: str = "goal") -> Clause:

@@ -253,13 +253,15 @@ def test_abstract_strings_admit_literals_as_id_ranges_not_one_disjunct_each() ->
     known = len(LITERALS)
     ident = z3.Int("ident")
     for schema in (None, {}, {"minLength": 2, "maxLength": 4}, {"pattern": "^[a-c]+$"}, {"maxLength": 0}):
-        constraint = to_z3(fresh_or_literal(ident, schema))
+        constraint = to_z3(fresh_or_literal(ident, schema, most=len(LITERALS)))
         admitted = {i for t, i in LITERALS.items() if literal_fits(t, schema)}
         for i in range(-known - 2, 3):
             # a string of its own, a literal that fits, or one given an identity later
             expected = i >= 0 or i in admitted or i < -known
             assert z3.is_true(z3.simplify(z3.substitute(constraint, (ident, z3.IntVal(i))))) == expected
     assert fresh_or_literal(ident, {}) is True  # no length or pattern: nothing to exclude
+    # literals that fit in more ranges than asked for are all admitted (the caller notes it)
+    assert fresh_or_literal(ident, {"minLength": 2, "maxLength": 4}, most=0) is None
 
     # an enum of hundreds of literals on an abstract string is one range, not hundreds of equalities
     enum = [f"plaid-{i}" for i in range(300)]
