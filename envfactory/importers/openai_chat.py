@@ -1,8 +1,10 @@
 """Import OpenAI Chat Completions logs: assistant ``tool_calls`` and the ``tool`` messages that answer them.
 
-Accepted records: a list of messages; an object with ``messages`` (a request body, or a
-fine-tuning line with ``tools``); a completion response (``choices[*].message``); a list of such
-objects. The legacy ``function_call`` / ``role: function`` pair reads too. Arguments are JSON
+Accepted records (OpenAI, and the same shape from Mistral, Ollama and Cohere v2): a list of messages; an object with ``messages`` (a request body, or a
+fine-tuning line with ``tools``); a completion response (``choices[*].message``); a chat response
+with one ``message`` (Ollama's ``/api/chat``, Cohere v2); a list of such objects. A ``tool``
+message answers its call by ``tool_call_id``, else by ``tool_name``/``name``, else in order;
+Cohere's ``document`` blocks give their ``data``. The legacy ``function_call`` / ``role: function`` pair reads too. Arguments are JSON
 strings; one that does not parse is an error for that conversation, pinned to the message.
 """
 
@@ -69,13 +71,20 @@ def _one_record(
                 label = f"choices[{k}]."
                 out.append((ctid, [message] if isinstance(message, dict) else None, label))
             return out
+        message = data.get("message")
+        if isinstance(message, dict) and "role" in message:  # an Ollama or Cohere v2 chat response
+            return [(tid, [message], "message.")]
         if "role" in data:
             return [(tid, [data], "")]
     return [(default_id(source, line, index), None, "")]
 
 
 def _is_container(item: Any) -> bool:
-    return isinstance(item, dict) and ("messages" in item or "choices" in item) and "role" not in item
+    return (
+        isinstance(item, dict)
+        and ("messages" in item or "choices" in item or isinstance(item.get("message"), dict))
+        and "role" not in item
+    )
 
 
 def _import(tid: str, messages: list[Any], location: Location) -> Trajectory:
@@ -98,7 +107,7 @@ def _import(tid: str, messages: list[Any], location: Location) -> Trajectory:
             if function_call is not None:
                 log.call(_function(function_call, f"{where}.function_call", i, location), None, where)
         elif role == "tool":
-            target = log.result_for(message.get("tool_call_id"), where)
+            target = _answered(log, message, where)
             if target is not None:
                 _set_output(target, message.get("content"), f"{where}.content", location)
         elif role == "function":
@@ -106,6 +115,18 @@ def _import(tid: str, messages: list[Any], location: Location) -> Trajectory:
             if target is not None:
                 _set_output(target, message.get("content"), f"{where}.content", location)
     return log.finish(tid, location, FORMAT)
+
+
+def _answered(log: CallLog, message: dict[str, Any], where: str) -> PendingStep | None:
+    """The call a ``tool`` message answers: by ``tool_call_id`` (OpenAI, Mistral, Cohere), else by
+    ``tool_name`` or ``name`` (Ollama), else the oldest unanswered call (Ollama's older logs)."""
+    call_id = message.get("tool_call_id")
+    if isinstance(call_id, str):
+        return log.result_for(call_id, where)
+    name = message.get("tool_name", message.get("name"))
+    if isinstance(name, str):
+        return log.result_by_name(name)
+    return log.result_in_order()
 
 
 def _tool_call(call: Any, where: str, index: int, location: Location) -> PendingStep | None:
@@ -147,9 +168,30 @@ def _function(call: Any, where: str, index: int, location: Location) -> PendingS
 
 
 def _set_output(step: PendingStep, content: Any, where: str, location: Location) -> None:
+    documents = _documents(content)
+    if documents is not None:  # Cohere's tool results: document blocks holding the data
+        decoded = [tool_output(d, f"{where}[{k}].document.data", location) for k, d in enumerate(documents)]
+        step.output = decoded[0] if len(decoded) == 1 else decoded
+        step.has_output = True
+        return
     text = text_of(content)
     if text is not None:
         step.output = tool_output(text, where, location)
     elif content is not None:
         step.output = tool_output(content, where, location)
     step.has_output = True
+
+
+def _documents(content: Any) -> list[Any] | None:
+    """The ``data`` of each block when ``content`` is a list of Cohere ``document`` blocks."""
+    if not isinstance(content, list) or not content:
+        return None
+    out = []
+    for block in content:
+        document = (
+            block.get("document") if isinstance(block, dict) and block.get("type") == "document" else None
+        )
+        if not isinstance(document, dict) or "data" not in document:
+            return None
+        out.append(document["data"])
+    return out

@@ -79,6 +79,9 @@ def _sniff_object(data: dict[str, Any]) -> str | None:
         return "gemini"  # no other format has either
     if isinstance(response_message(data), dict):
         return "bedrock"
+    message = data.get("message")
+    if "type" not in data and isinstance(message, dict) and "role" in message:
+        return _sniff_items([message])  # a chat response with one message (Ollama, Cohere v2)
     if "type" not in data and any(isinstance(data.get(k), list) for k in ("input", "output", "data")):
         return "openai-responses"
     if _kind(data) in _RESPONSES_ITEMS or "role" in data:

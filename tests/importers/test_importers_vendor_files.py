@@ -424,3 +424,84 @@ def test_an_unhashable_type_field_is_no_crash(tmp_path: Path) -> None:
     for fmt, path in (("openai-responses", responses), ("anthropic", anthropic)):
         [got] = list(read(fmt, path))
         assert isinstance(got, Trajectory) and not got.steps
+
+
+OPENED = {"account": "AA01", "owner": "ann", "balance": 0}
+
+
+@pytest.mark.parametrize("fmt", ["auto", "openai-chat"])
+def test_chat_logs_of_ollama_mistral_and_cohere(tmp_path: Path, fmt: str) -> None:
+    """The OpenAI chat shape as other vendors write it: Ollama's arguments as objects and tool
+    messages without a call id (by ``tool_name``, or in order), its ``/api/chat`` response with one
+    ``message``; Mistral's short ids; Cohere v2's ``tool_plan`` and ``document`` results."""
+    ollama_call = {"function": {"name": "open", "arguments": {"account": "AA01", "owner": "ann"}}}
+    deposit_call = {"function": {"name": "deposit", "arguments": DEPOSIT}}
+    records = [
+        {  # Ollama, results in order and by tool_name
+            "model": "llama3.1",
+            "messages": [
+                {"role": "assistant", "content": "", "tool_calls": [ollama_call, deposit_call]},
+                {"role": "tool", "content": json.dumps(OPENED)},
+                {"role": "tool", "tool_name": "deposit", "content": '{"balance": 5}'},
+            ],
+        },
+        {  # Ollama: tool_name answers the matching call even when it is not the oldest
+            "messages": [
+                {"role": "assistant", "content": "", "tool_calls": [ollama_call, deposit_call]},
+                {"role": "tool", "tool_name": "deposit", "content": '{"balance": 5}'},
+                {"role": "tool", "tool_name": "open", "content": json.dumps(OPENED)},
+            ],
+        },
+        {  # Ollama /api/chat response
+            "model": "llama3.2",
+            "created_at": "2025-07-07T20:22:19Z",
+            "message": {"role": "assistant", "content": "", "tool_calls": [deposit_call]},
+            "done": True,
+        },
+        {  # Mistral
+            "messages": [
+                {"role": "assistant", "content": None, "tool_calls": [{**CALL, "id": "D681PevKs"}]},
+                {"role": "tool", "name": "deposit", "tool_call_id": "D681PevKs", "content": '{"balance": 5}'},
+            ]
+        },
+        {  # Cohere v2 request, then its response
+            "messages": [
+                {
+                    "role": "assistant",
+                    "tool_plan": "I will deposit.",
+                    "tool_calls": [{**CALL, "id": "deposit_1b"}],
+                },
+                {
+                    "role": "tool",
+                    "tool_call_id": "deposit_1b",
+                    "content": [{"type": "document", "document": {"data": '{"balance": 5}'}}],
+                },
+            ]
+        },
+        {
+            "id": "c14c80c3",
+            "message": {"role": "assistant", "tool_plan": "I will deposit.", "tool_calls": [CALL]},
+            "finish_reason": "TOOL_CALL",
+        },
+    ]
+    got = [_steps(t) for t in read(fmt, _jsonl(tmp_path, "chats.jsonl", records))]
+    opened = ("open", {"account": "AA01", "owner": "ann"}, OPENED, None)
+    deposited = ("deposit", DEPOSIT, {"balance": 5}, None)
+    unanswered = ("deposit", DEPOSIT, "-", None)
+    assert got == [
+        [opened, deposited],
+        [opened, deposited],
+        [unanswered],
+        [deposited],
+        [deposited],
+        [unanswered],
+    ]
+
+
+def test_a_result_that_answers_nothing_is_noted_not_matched(tmp_path: Path) -> None:
+    records = [
+        {"messages": [{"role": "tool", "content": "{}"}, {"role": "tool", "tool_name": "x", "content": "1"}]}
+    ]
+    (only,) = read("openai-chat", _jsonl(tmp_path, "orphans.jsonl", records))
+    assert isinstance(only, Trajectory) and only.steps == ()
+    assert only.meta["unmatched_results"] == ["None", "x"]
