@@ -2,7 +2,8 @@
 
 Accepted records (OpenAI, and the same shape from Mistral, Ollama and Cohere v2): a list of messages; an object with ``messages`` (a request body, or a
 fine-tuning line with ``tools``); a completion response (``choices[*].message``); a chat response
-with one ``message`` (Ollama's ``/api/chat``, Cohere v2); a list of such objects. A ``tool``
+with one ``message`` (Ollama's ``/api/chat``, Cohere v2); Assistants API run steps (one, or a
+``list`` of them: one run); a list of such objects. A ``tool``
 message answers its call by ``tool_call_id``, else by ``tool_name``/``name``, else in order;
 Cohere's ``document`` blocks give their ``data``. The legacy ``function_call`` / ``role: function`` pair reads too. Arguments are JSON
 strings; one that does not parse is an error for that conversation, pinned to the message.
@@ -30,6 +31,8 @@ from envfactory.importers._common import (
 from envfactory.trajectory import Trajectory
 
 FORMAT = "openai-chat"
+RUN_STEP = "thread.run.step"
+ERROR_STATUS = 400
 
 
 def import_openai_chat(data: Any, *, source: str, line: int = 0) -> Iterator[Trajectory | TrajectoryError]:
@@ -71,6 +74,13 @@ def _one_record(
                 label = f"choices[{k}]."
                 out.append((ctid, [message] if isinstance(message, dict) else None, label))
             return out
+        if data.get("object") == RUN_STEP:
+            return [(tid, [data], "")]
+        steps = data.get("data")
+        if data.get("object") == "list" and isinstance(steps, list) and _run_steps(steps):
+            runs = {step.get("run_id") for step in steps} - {None}
+            run = runs.pop() if len(runs) == 1 else None
+            return [(run if isinstance(run, str) and index is None else tid, steps, "")]
         message = data.get("message")
         if isinstance(message, dict) and "role" in message:  # an Ollama or Cohere v2 chat response
             return [(tid, [message], "message.")]
@@ -87,7 +97,14 @@ def _is_container(item: Any) -> bool:
     )
 
 
+def _run_steps(items: list[Any]) -> bool:
+    """Whether ``items`` are Assistants API run steps (``GET .../runs/{id}/steps``)."""
+    return bool(items) and all(isinstance(x, dict) and x.get("object") == RUN_STEP for x in items)
+
+
 def _import(tid: str, messages: list[Any], location: Location) -> Trajectory:
+    if _run_steps(messages):
+        return _import_run_steps(tid, messages, location)
     log = CallLog()
     for i, message in enumerate(messages):
         where = f"messages[{i}]"
@@ -127,6 +144,41 @@ def _answered(log: CallLog, message: dict[str, Any], where: str) -> PendingStep 
     if isinstance(name, str):
         return log.result_by_name(name)
     return log.result_in_order()
+
+
+def _import_run_steps(tid: str, steps: list[Any], location: Location) -> Trajectory:
+    """An Assistants API run's steps, oldest first (the API lists the newest first by default):
+    each ``function`` tool call of a ``tool_calls`` step, its ``output`` the result (none until
+    submitted). A failed step's calls get status 400."""
+    order = sorted(range(len(steps)), key=lambda i: (_created(steps[i]), i))
+    log = CallLog()
+    for i in order:
+        where = f"data[{i}].step_details"
+        details = steps[i].get("step_details")
+        calls = details.get("tool_calls") if isinstance(details, dict) else None
+        if not isinstance(calls, list):
+            continue
+        for j, call in enumerate(calls):
+            step = _tool_call(call, f"{where}.tool_calls[{j}]", i, location)
+            if step is None:
+                continue
+            step.meta = {
+                "step": steps[i].get("id", i),
+                **{k: v for k, v in step.meta.items() if k != "message"},
+            }
+            log.call(step, step.meta.get("call_id"), f"{where}.tool_calls[{j}].id")
+            function = call.get("function")
+            output = function.get("output") if isinstance(function, dict) else None
+            if output is not None:
+                _set_output(step, output, f"{where}.tool_calls[{j}].function.output", location)
+            if steps[i].get("status") == "failed":
+                step.status = ERROR_STATUS
+    return log.finish(tid, location, FORMAT)
+
+
+def _created(step: dict[str, Any]) -> float:
+    created = step.get("created_at")
+    return float(created) if isinstance(created, int | float) and not isinstance(created, bool) else 0.0
 
 
 def _tool_call(call: Any, where: str, index: int, location: Location) -> PendingStep | None:

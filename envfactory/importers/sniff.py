@@ -15,6 +15,7 @@ from envfactory.contracts.errors import TrajectoryError
 from envfactory.importers.anthropic import BLOCK_TYPES
 from envfactory.importers.bedrock import BLOCK_KEYS, response_message
 from envfactory.importers.gemini import CALL_KEYS, RESPONSE_KEYS
+from envfactory.importers.openai_chat import RUN_STEP
 from envfactory.importers.openai_responses import ITEM_TYPES
 
 FORMATS = ("native", "openai-chat", "openai-responses", "anthropic", "gemini", "bedrock", "bfcl")
@@ -73,8 +74,12 @@ def _sniff_object(data: dict[str, Any]) -> str | None:
         return "native"
     if isinstance(data.get("messages"), list):
         return _sniff_items([m for m in data["messages"][:_SCAN] if isinstance(m, dict)])
-    if isinstance(data.get("choices"), list):
+    if isinstance(data.get("choices"), list) or data.get("object") == RUN_STEP:
         return "openai-chat"
+    if data.get("object") == "list" and isinstance(data.get("data"), list):
+        items = [x for x in data["data"][:_SCAN] if isinstance(x, dict)]
+        if items and all(x.get("object") == RUN_STEP for x in items):
+            return "openai-chat"
     if isinstance(data.get("contents"), list) or isinstance(data.get("candidates"), list):
         return "gemini"  # no other format has either
     if isinstance(response_message(data), dict):

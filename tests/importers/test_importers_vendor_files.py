@@ -505,3 +505,55 @@ def test_a_result_that_answers_nothing_is_noted_not_matched(tmp_path: Path) -> N
     (only,) = read("openai-chat", _jsonl(tmp_path, "orphans.jsonl", records))
     assert isinstance(only, Trajectory) and only.steps == ()
     assert only.meta["unmatched_results"] == ["None", "x"]
+
+
+def _run_step(sid: str, created: int, calls: list[Any], status: str = "completed") -> dict[str, Any]:
+    return {
+        "id": sid,
+        "object": "thread.run.step",
+        "created_at": created,
+        "run_id": "run_abc",
+        "type": "tool_calls",
+        "status": status,
+        "step_details": {"type": "tool_calls", "tool_calls": calls},
+    }
+
+
+@pytest.mark.parametrize("fmt", ["auto", "openai-chat"])
+def test_assistants_run_steps_oldest_first_with_their_outputs(tmp_path: Path, fmt: str) -> None:
+    """``GET /v1/threads/{thread}/runs/{run}/steps`` lists the newest step first; each function
+    call carries its own ``output`` (null until submitted); other tools are not calls of ours."""
+    opened = {
+        **CALL,
+        "id": "call_0",
+        "function": {"name": "open", "arguments": '{"account": "AA01", "owner": "ann"}'},
+    }
+    opened["function"]["output"] = json.dumps(OPENED)
+    deposit = {**CALL, "function": {**CALL["function"], "output": '{"balance": 5}'}}
+    code = {"id": "call_c", "type": "code_interpreter", "code_interpreter": {"input": "1+1", "outputs": []}}
+    pending = {**CALL, "id": "call_9", "function": {**CALL["function"], "output": None}}
+    listing = {
+        "object": "list",
+        "data": [
+            _run_step("step_3", 30, [pending], status="failed"),
+            _run_step("step_2", 20, [deposit]),
+            {
+                "id": "step_0",
+                "object": "thread.run.step",
+                "created_at": 5,
+                "step_details": {"type": "message_creation"},
+            },
+            _run_step("step_1", 10, [opened, code]),
+        ],
+        "has_more": False,
+    }
+    path = tmp_path / "steps.json"
+    path.write_text(json.dumps(listing), "utf-8")
+    (run,) = read(fmt, path)
+    assert isinstance(run, Trajectory) and run.id == "run_abc"
+    assert _steps(run) == [
+        ("open", {"account": "AA01", "owner": "ann"}, OPENED, None),
+        ("deposit", DEPOSIT, {"balance": 5}, None),
+        ("deposit", DEPOSIT, "-", 400),
+    ]
+    assert [s.meta["step"] for s in run.steps] == ["step_1", "step_2", "step_3"]
