@@ -557,3 +557,81 @@ def test_assistants_run_steps_oldest_first_with_their_outputs(tmp_path: Path, fm
         ("deposit", DEPOSIT, "-", 400),
     ]
     assert [s.meta["step"] for s in run.steps] == ["step_1", "step_2", "step_3"]
+
+
+def _rpc(**fields: Any) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", **fields}
+
+
+def _call(rid: Any, name: str, arguments: Any) -> dict[str, Any]:
+    return _rpc(id=rid, method="tools/call", params={"name": name, "arguments": arguments})
+
+
+def _text(rid: Any, text: str, **more: Any) -> dict[str, Any]:
+    return _rpc(id=rid, result={"content": [{"type": "text", "text": text}], **more})
+
+
+MCP_SESSION = [
+    _rpc(id=0, method="initialize", params={"protocolVersion": "2025-06-18", "capabilities": {}}),
+    _rpc(id=0, result={"protocolVersion": "2025-06-18", "capabilities": {"tools": {}}}),
+    _rpc(method="notifications/initialized"),
+    _rpc(id=1, method="tools/list"),
+    _rpc(id=1, result={"tools": []}),
+    _call(2, "open", {"account": "AA01", "owner": "ann"}),
+    _call("3", "deposit", DEPOSIT),  # answered first, and by a string id
+    _text("3", "ok", structuredContent={"balance": 5}),
+    _text(2, json.dumps(OPENED)),
+    _call(4, "deposit", {"account": "AA01", "amount": -1}),
+    _text(4, "amount must be positive", isError=True),
+    _call(5, "deposit", DEPOSIT),
+    _rpc(id=5, error={"code": -32602, "message": "Unknown tool"}),
+    _call(6, "deposit", DEPOSIT),  # never answered
+]
+
+
+@pytest.mark.parametrize("fmt", ["auto", "mcp"])
+def test_mcp_sessions_a_message_a_line_and_as_one_list(tmp_path: Path, fmt: str) -> None:
+    """An MCP session logged as JSON-RPC messages: ``tools/call`` requests answered by ``id``
+    (in any order; ``1`` and ``"1"`` are different ids), ``structuredContent`` before ``content``,
+    ``isError`` and JSON-RPC errors as status 400; other methods are not tool calls. A JSON Lines
+    log is one session until the next ``initialize``."""
+    second = [
+        _rpc(id=0, method="initialize", params={}),
+        _call(1, "open", {"account": "BB02", "owner": "bo"}),
+    ]
+    lines = _jsonl(tmp_path, "session.jsonl", MCP_SESSION + second)
+    whole = tmp_path / "session.json"
+    whole.write_text(json.dumps(MCP_SESSION), "utf-8")
+    expected = [
+        ("open", {"account": "AA01", "owner": "ann"}, OPENED, None),
+        ("deposit", DEPOSIT, {"balance": 5}, None),
+        ("deposit", {"account": "AA01", "amount": -1}, "amount must be positive", 400),
+        ("deposit", DEPOSIT, {"code": -32602, "message": "Unknown tool"}, 400),
+        ("deposit", DEPOSIT, "-", None),
+    ]
+    first, nxt = read(fmt, lines)
+    assert _steps(first) == expected
+    assert _steps(nxt) == [("open", {"account": "BB02", "owner": "bo"}, "-", None)]
+    assert isinstance(nxt, Trajectory) and nxt.source is not None and nxt.source.line == len(MCP_SESSION) + 1
+    (only,) = read(fmt, whole)
+    assert _steps(only) == expected
+
+
+def test_mcp_broken_sessions_are_one_error_each(tmp_path: Path) -> None:
+    reused = [_call(1, "open", {}), _call(1, "open", {})]
+    twice = [_call(1, "open", {}), _text(1, "{}"), _text(1, "{}")]
+    no_params = [_rpc(id=1, method="tools/call", params=[1])]
+    stray = [_call(1, "open", {}), _text(9, "{}"), _text("1", "{}")]
+    got = [next(iter(read("mcp", _write(tmp_path, n, s)))) for n, s in enumerate([reused, twice, no_params])]
+    messages = [g.message if isinstance(g, TrajectoryError) else g for g in got]
+    assert "1 is used by an earlier call" in messages[0]
+    assert "a second response for request 1" in messages[1]
+    assert "[0].params: a tools/call request needs an object" in messages[2]
+    (loose,) = read("mcp", _write(tmp_path, 9, stray))
+    assert isinstance(loose, Trajectory) and loose.meta["unmatched_results"] == ["9", "1"]
+
+
+def _write(tmp_path: Path, n: int, messages: list[Any]) -> Path:
+    path = tmp_path / f"s{n}.json"
+    path.write_text(json.dumps(messages), "utf-8")
+    return path
