@@ -3,7 +3,7 @@
 Accepted records (OpenAI, and the same shape from Mistral, Ollama and Cohere v2): a list of messages; an object with ``messages`` (a request body, or a
 fine-tuning line with ``tools``); a completion response (``choices[*].message``); a chat response
 with one ``message`` (Ollama's ``/api/chat``, Cohere v2); Assistants API run steps (one, or a
-``list`` of them: one run); a list of such objects. A ``tool``
+``list`` of them: one run); a stored completion's ``list`` of messages; a list of such objects. A ``tool``
 message answers its call by ``tool_call_id``, else by ``tool_name``/``name``, else in order;
 Cohere's ``document`` blocks give their ``data``. The legacy ``function_call`` / ``role: function`` pair reads too. Arguments are JSON
 strings; one that does not parse is an error for that conversation, pinned to the message.
@@ -77,6 +77,8 @@ def _one_record(
         if data.get("object") == RUN_STEP:
             return [(tid, [data], "")]
         steps = data.get("data")
+        if data.get("object") == "list" and isinstance(steps, list) and _stored_messages(steps):
+            return [(tid, steps, "data.")]  # a stored completion's messages
         if data.get("object") == "list" and isinstance(steps, list) and _run_steps(steps):
             runs = {step.get("run_id") for step in steps} - {None}
             run = runs.pop() if len(runs) == 1 else None
@@ -95,6 +97,11 @@ def _is_container(item: Any) -> bool:
         and ("messages" in item or "choices" in item or isinstance(item.get("message"), dict))
         and "role" not in item
     )
+
+
+def _stored_messages(items: list[Any]) -> bool:
+    """Whether ``items`` are chat messages (``GET /v1/chat/completions/{id}/messages``)."""
+    return bool(items) and all(isinstance(x, dict) and "role" in x and "type" not in x for x in items)
 
 
 def _run_steps(items: list[Any]) -> bool:

@@ -85,6 +85,8 @@ def _sniff_object(data: dict[str, Any]) -> str | None:
         items = [x for x in data["data"][:_SCAN] if isinstance(x, dict)]
         if items and all(x.get("object") == RUN_STEP for x in items):
             return "openai-chat"
+        if items and all("role" in x and "type" not in x for x in items):
+            return _sniff_items(items)  # a stored completion's messages
     if isinstance(data.get("contents"), list) or isinstance(data.get("candidates"), list):
         return "gemini"  # no other format has either
     if isinstance(response_message(data), dict):

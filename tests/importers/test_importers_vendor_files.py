@@ -635,3 +635,37 @@ def _write(tmp_path: Path, n: int, messages: list[Any]) -> Path:
     path = tmp_path / f"s{n}.json"
     path.write_text(json.dumps(messages), "utf-8")
     return path
+
+
+@pytest.mark.parametrize("fmt", ["auto", "openai-chat"])
+def test_a_stored_completions_message_list(tmp_path: Path, fmt: str) -> None:
+    """``GET /v1/chat/completions/{id}/messages`` lists chat messages under ``data``; before, it
+    was read as a Responses listing and gave a run of zero steps."""
+    listing = {
+        "object": "list",
+        "data": [{"id": f"chatcmpl-AB-{n}", **m} for n, m in enumerate(CHAT)],
+        "first_id": "chatcmpl-AB-0",
+        "has_more": False,
+    }
+    path = tmp_path / "stored.json"
+    path.write_text(json.dumps(listing), "utf-8")
+    (only,) = read(fmt, path)
+    assert _steps(only) == [("deposit", DEPOSIT, {"balance": 105}, None)]
+
+
+def test_a_responses_item_listing_still_reads_as_responses(tmp_path: Path) -> None:
+    items = [
+        {
+            "type": "function_call",
+            "id": "fc_1",
+            "call_id": "c1",
+            "name": "deposit",
+            "arguments": json.dumps(DEPOSIT),
+        },
+        {"type": "function_call_output", "id": "fo_1", "call_id": "c1", "output": '{"balance": 105}'},
+    ]
+    path = tmp_path / "items.json"
+    path.write_text(json.dumps({"object": "list", "data": items, "has_more": False}), "utf-8")
+    (only,) = read("auto", path)
+    assert _steps(only) == [("deposit", DEPOSIT, {"balance": 105}, None)]
+    assert isinstance(only, Trajectory) and only.meta["source"] == "openai-responses"
