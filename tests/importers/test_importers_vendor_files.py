@@ -340,7 +340,7 @@ def test_gemini_response_snake_case_ids_and_candidates(tmp_path: Path) -> None:
     )
     first, second = read("gemini", path)
     assert isinstance(first, Trajectory) and first.id == "abc:0"
-    assert _steps(first) == [("deposit", DEPOSIT, {"output": 105}, None)]
+    assert _steps(first) == [("deposit", DEPOSIT, 105, None)]  # the documented 'output' wrapper is unwrapped
     assert isinstance(second, Trajectory) and second.id == "abc:1" and not second.steps
 
 
