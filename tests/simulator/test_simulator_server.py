@@ -217,3 +217,26 @@ def test_openapi_lists_answer_the_stored_records_of_their_own_collection() -> No
         trajectory = client.get("/_trajectory").text
     (traj,) = read_trajectories_text(trajectory)
     assert [r.verdict for r in envfactory.verify(contract, [traj])] == ["valid"]
+
+
+def test_two_hundred_concurrent_books_on_one_session_are_all_listed_and_reset_lists_none() -> None:
+    """Issue 18: a stateful mock lists what was put into it, however the calls interleave."""
+    library = envfactory.load(ROOT / "tests" / "solver" / "contracts" / "library.yaml")
+    h = session("shelf")
+
+    async def main(base: str) -> tuple[set[int], list[dict[str, object]], object]:
+        limits = httpx.Limits(max_connections=40)
+        async with httpx.AsyncClient(base_url=base, headers=h, limits=limits, timeout=30) as client:
+            replies = await asyncio.gather(
+                *[client.post("/addBook", json={"isbn": i, "title": f"book {i}"}) for i in range(1, 201)]
+            )
+            listed = (await client.post("/listBooks", json={})).json()["books"]
+            await client.post("/_reset")
+            after = (await client.post("/listBooks", json={})).json()
+            return {r.status_code for r in replies}, listed, after
+
+    with running(library) as base:
+        statuses, listed, after = asyncio.run(main(base))
+    assert statuses == {200}
+    assert sorted((b["isbn"], b["title"]) for b in listed) == [(i, f"book {i}") for i in range(1, 201)]
+    assert after == {"books": []}
