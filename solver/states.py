@@ -115,8 +115,8 @@ def fresh_state(
             for i in range(k):
                 base = f"{tag}.{name}#{i}"
                 key = z3.String(base + ".key") if kind == "string" else z3.Int(base + ".key")
-                if kind == "atom":
-                    atoms.append((key, var.key_schema))  # type: ignore[union-attr]
+                if kind == "atom" and atoms is not None:
+                    atoms.append((key, var.key_schema))
                 present = z3.Bool(base + ".present")
                 record = schemas.fresh(var.schema, base)
                 wf.append(implies(present, schemas.holds(record, var.schema)))

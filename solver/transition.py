@@ -16,7 +16,7 @@ Imports the contracts layer, Z3 and these solver modules only.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import z3
@@ -118,7 +118,7 @@ class Transition:
             op, self.encoder, tag, self.list_items, self.bounded, self.atoms, self.unread_outputs, self.unread
         )
 
-    def reader(self, model: z3.ModelRef) -> Any:
+    def reader(self, model: z3.ModelRef) -> Callable[[SVal], Any]:
         """``read`` for values of ``model``: abstract strings get texts fitting their schemas."""
         texts = atom_texts(model, self.atoms) if self.atoms else {}
         return lambda value: read_value(value, model, texts)
