@@ -228,9 +228,10 @@ def envelope(schema: Mapping[str, Any]) -> tuple[str, dict[str, Any]] | None:
     return name, inner
 
 
-def _listed(root: Mapping[str, Any]) -> tuple[str, Any] | None:
-    """Where a response lists records, and the items' schema: the response itself (an array) or
-    its one array property (or one named like ``data`` among several)."""
+def _listed(root: Mapping[str, Any]) -> tuple[str, Any, bool] | None:
+    """Where a response lists records, the items' schema, and whether the list may be missing
+    (null): the response itself (an array) or its one array property (or one named like
+    ``data`` among several)."""
 
     def items_of(schema: Any) -> Any:
         target = resolve(root, schema)
@@ -244,13 +245,20 @@ def _listed(root: Mapping[str, Any]) -> tuple[str, Any] | None:
 
     found = items_of(root)
     if found is not None:
-        return "output", found
-    props, _ = object_props(root)
+        return "output", found, False
+    props, required = object_props(root)
     arrays = {k: items_of(v) for k, v in props.items() if items_of(v) is not None}
     name = next((k for k in (*_ENVELOPES, "items") if k in arrays), None)
     if name is None and len(arrays) == 1:
         name = next(iter(arrays))
-    return (field_ref("output", name), arrays[name]) if name is not None else None
+    if name is None:
+        return None
+    target = resolve(root, props[name])
+    kinds = target.get("type") if isinstance(target, Mapping) else None
+    nullable = isinstance(target, Mapping) and (
+        target.get("nullable") is True or (isinstance(kinds, list) and "null" in kinds)
+    )
+    return field_ref("output", name), arrays[name], nullable or name not in required
 
 
 def resolve(root: Mapping[str, Any], schema: Any, depth: int = 0) -> Any:
@@ -456,7 +464,7 @@ class _Inference:
         listed = _listed(root)
         if listed is None:
             return
-        where, items = listed
+        where, items, optional = listed
         item_schema: dict[str, Any] = {"allOf": [items]}
         if isinstance(root.get("$defs"), Mapping):
             item_schema["$defs"] = root["$defs"]
@@ -477,7 +485,10 @@ class _Inference:
             if name in props and name != field
         ]
         check = " and ".join([f"{key} in {resource.name}", *same])
-        self.add(op, "ensures", {"check": f"all({check} for x in {where})", "inferred": True}, op.loc)
+        clause = f"all({check} for x in {where})"
+        if optional:  # the document lets the answer leave the list out
+            clause = f"{where} == null or {clause}"
+        self.add(op, "ensures", {"check": clause, "inferred": True}, op.loc)
 
     def owner(self, op: OpInfo) -> Resource | None:
         tmpl = self.resource_template(op.path)
