@@ -1,0 +1,109 @@
+"""JSON Lines read a block at a time (issue 17 item 3): ``iter_blocks`` gives exactly the lines and
+errors of ``iter_lines`` whatever the block size, and ``parse_lines`` (byte scans once per block,
+the fast decoder's structs kept as the steps) reads exactly what ``parse_line`` reads line by line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import envfactory.trajectory._jsonl as jsonl
+from envfactory.contracts.errors import TrajectoryError
+from envfactory.trajectory import Step, Trajectory, parse_line, read_trajectories
+from envfactory.trajectory._decode import parse_lines
+from envfactory.trajectory._wire import DecodedSteps
+
+ROOT = Path(__file__).resolve().parents[2]
+
+PIECES = [b"\n", b"{}", b'{"steps": []}', b"x" * 7, b"\r\n", b"  ", b"[", b'"\n']
+
+
+def _flat(items: list[Any]) -> list[Any]:
+    out: list[Any] = []
+    for item in items:
+        if isinstance(item, TrajectoryError):
+            out.append(("error", str(item)))
+        else:
+            out += [(n, line) for n, line in enumerate(item[1], item[0])]
+    return out
+
+
+@settings(max_examples=300, deadline=None, database=None, derandomize=True)
+@given(st.booleans(), st.lists(st.sampled_from(PIECES), max_size=30), st.integers(1, 9), st.integers(4, 20))
+def test_blocks_are_the_lines(
+    tmp_path_factory: pytest.TempPathFactory, bom: bool, pieces: list[bytes], block: int, longest: int
+) -> None:
+    path = tmp_path_factory.mktemp("blocks") / "t.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" * bom + b"".join(pieces))
+    if bom:  # iter_lines counts the BOM in the first line's length, iter_blocks does not
+        longest = 1000
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(jsonl, "BLOCK_BYTES", block)
+        mp.setattr(jsonl, "MAX_LINE_BYTES", longest)
+        by_line = [
+            ("error", str(i)) if isinstance(i, TrajectoryError) else (i[0], i[1].removesuffix(b"\n"))
+            for i in jsonl.iter_lines(path)
+        ]
+        by_block = _flat(list(jsonl.iter_blocks(path)))
+    # empty lines are skipped by every reader (a file holding only a BOM is one for iter_lines)
+    assert [i for i in by_block if i[1] != b""] == [i for i in by_line if i[1] != b""]
+
+
+LINES = [
+    b'{"id": "a", "steps": [{"tool": "t", "input": {"x": 1}, "output": null, "status": 200}]}',
+    b'{"id": "hole", "steps": [{"tool": "t", "input": {"x": {"$var": "h"}}}]}',
+    b'{"id": "big", "steps": [{"tool": "t", "input": {"x": 123456789012345678901234}}]}',
+    b'{"id": "deep", "steps": [{"tool": "t", "input": ' + b"[" * 70 + b"]" * 70 + b"}]}",
+    b'{"id": "esc", "steps": [{"tool": "t", "input": {"\\u0024var": "h"}}]}',
+    b"",
+    b"not json",
+    b'{"id": "b", "steps": [{"tool": "t", "input": {}, "meta": {"k": [1, 2.5]}}], "initial": {"v": 1}}',
+    b'{"steps": [{"tool": "", "input": {}}]}',
+]
+
+
+@settings(max_examples=200, deadline=None, database=None, derandomize=True)
+@given(st.lists(st.sampled_from(LINES), max_size=8))
+def test_a_block_reads_as_its_lines(lines: list[bytes]) -> None:
+    one_by_one = [p for n, line in enumerate(lines, 5) if (p := parse_line(line, "f", n, "f")) is not None]
+    together = list(parse_lines(lines, 5, "f", "f"))
+    assert [_shown(p) for p in together] == [_shown(p) for p in one_by_one]
+
+
+def _shown(item: Trajectory | TrajectoryError) -> Any:
+    if isinstance(item, TrajectoryError):
+        return str(item)
+    return (item.id, tuple(item.steps), item.initial, item.meta, item.source)
+
+
+def test_decoded_steps_read_as_a_tuple_of_steps() -> None:
+    traj = parse_line(LINES[0], "f", 1, "f")
+    assert isinstance(traj, Trajectory) and isinstance(traj.steps, DecodedSteps)
+    step = Step("t", {"x": 1}, None, 200, True)
+    assert traj.steps == (step,) and (step,) == traj.steps
+    assert traj.steps[0] == step and traj.steps[:1] == (step,) and list(traj.steps) == [step]
+    assert len(traj.steps) == 1 and traj.steps.wire[0].has_output
+
+
+def test_a_file_reads_the_same_in_blocks(tmp_path: Path) -> None:
+    """Every bundled trajectory file, cut into tiny blocks, reads as line by line."""
+    for name in ("bank", "petstore", "tickets"):
+        data = (ROOT / "examples" / name / "trajectories.jsonl").read_bytes()
+        path = tmp_path / f"{name}.jsonl"
+        path.write_bytes(data + b"\n".join(LINES))
+        whole = [_shown(t) for t in read_trajectories(path)]
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(jsonl, "BLOCK_BYTES", 97)
+            small = [_shown(t) for t in read_trajectories(path)]
+        expected = [
+            _shown(p)
+            for n, line in enumerate(path.read_bytes().split(b"\n"), 1)
+            if (p := parse_line(line, str(path), n, name)) is not None
+        ]
+        assert whole == small == expected
+        assert orjson.loads(data.splitlines()[0])  # the file is what it seems
