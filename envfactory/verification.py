@@ -33,6 +33,7 @@ from envfactory._fastpath import (
     complete_output,
     failing,
     holds,
+    monotone_rechecks,
     per_key_probe,
     raw_test,
     rechecks,
@@ -204,12 +205,15 @@ def _surely(check: Callable[[Env], bool] | None, env: Env) -> bool:
 
 
 def step_spec(plan: Plan, collections: frozenset[str]) -> StepSpec:
-    """What the generated checker of ``plan``'s whole step checks (``contracts.codegen.step_checker``)."""
+    """What the generated checker of ``plan``'s whole step checks (``contracts.codegen.step_checker``):
+    the invariants re-checked per key where ``plan.monotone`` allows it, under its guards."""
+    checks, guards = plan.monotone if plan.monotone is not None else (plan.invariants, ())
     return StepSpec(
         requires=tuple(c.expr for c in plan.requires),
         effects=tuple(plan.op.effects),
         ensures=tuple(c.expr for c in plan.ensures),
-        rechecks=tuple((r.invariant.clause.expr, r.per_key is not None) for r in plan.invariants),
+        rechecks=tuple((r.invariant.clause.expr, r.per_key is not None) for r in checks),
+        guards=guards,
         input_test=plan.input_valid,
         output_test=plan.output_valid,
         needs_output=plan.reads_output or bool(plan.output_ensures),
@@ -256,6 +260,7 @@ class Verifier:
                     reads_output=op.reads_output,
                     effects=tuple(Write.of(e, keyed_vars) for e in op.effects),
                     invariants=rechecks(self.invariants, op),
+                    monotone=monotone_rechecks(rechecks(self.invariants, op), op),
                     requires_fns=tuple(c.fn for c in op.requires),
                     ensures_fns=tuple(c.fn for c in op.ensures),
                     input_valid=raw_test(op.input_validator),
