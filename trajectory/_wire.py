@@ -112,6 +112,18 @@ _DECODER = msgspec.json.Decoder(WireTrajectory)
 UNSET = msgspec.UNSET
 
 
+_STEP_DECODER = msgspec.json.Decoder(WireStep)
+
+
+def decode_step(data: bytes) -> Step | None:
+    """One step's text (an item of a streamed ``steps`` list) as a ``Step``, or None where it
+    needs the thorough path, as ``decode``."""
+    try:
+        return _STEP_DECODER.decode(data).model()
+    except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError):
+        return None
+
+
 def decode(data: bytes) -> WireTrajectory | None:
     """The line's trajectory, or None where its shape (or its JSON) needs the thorough path."""
     try:
@@ -123,4 +135,4 @@ def decode(data: bytes) -> WireTrajectory | None:
 FIELDS = (tuple(WireTrajectory.__struct_fields__), tuple(WireStep.__struct_fields__))
 """The field names these types accept, for the test that keeps them in step with the format."""
 
-__all__ = ["FIELDS", "UNSET", "DecodedSteps", "WireStep", "WireTrajectory", "decode"]
+__all__ = ["FIELDS", "UNSET", "DecodedSteps", "WireStep", "WireTrajectory", "decode", "decode_step"]

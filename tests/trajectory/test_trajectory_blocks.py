@@ -107,3 +107,44 @@ def test_a_file_reads_the_same_in_blocks(tmp_path: Path) -> None:
         ]
         assert whole == small == expected
         assert orjson.loads(data.splitlines()[0])  # the file is what it seems
+
+
+ITEMS = st.lists(
+    st.fixed_dictionaries(
+        {
+            "id": st.sampled_from(["a", "b,c", "}, {", '"x"']),
+            "steps": st.lists(st.just({"tool": "t", "input": {}}), max_size=3),
+        }
+    ),
+    max_size=12,
+)
+STYLES = [
+    lambda items: "[\n" + ",\n".join(orjson.dumps(i).decode() for i in items) + "\n]\n",
+    lambda items: __import__("json").dumps(items, indent=1),
+    lambda items: orjson.dumps(items).decode(),
+    lambda items: "[" + " ,\n\n ".join(orjson.dumps(i).decode() for i in items) + "]",
+]
+
+
+@settings(max_examples=120, deadline=None, database=None, derandomize=True)
+@given(ITEMS, st.integers(0, len(STYLES) - 1), st.sampled_from([64, 300, 1 << 20]))
+def test_list_items_cut_in_batches_are_the_items_cut_one_by_one(
+    tmp_path_factory: pytest.TempPathFactory, items: list[Any], style: int, chunk: int
+) -> None:
+    """A ``.json`` list's items cut many at a time (``_batch``, issue 17) are the items, with their
+    lines, that the item-by-item scan cuts, whatever the layout and the chunk size."""
+    import envfactory.trajectory._jsonlist as jsonlist
+
+    path = tmp_path_factory.mktemp("list") / "t.json"
+    path.write_text(STYLES[style](items), "utf-8")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(jsonlist, "_CHUNK", chunk)
+        batched = [_item(i) for i in jsonlist.list_items(path)]
+        mp.setattr(jsonlist, "_batch", lambda *args: None)
+        single = [_item(i) for i in jsonlist.list_items(path)]
+    assert batched == single  # the blank space after an item is not part of it either way
+    assert [orjson.loads(i[2]) for i in batched if isinstance(i, tuple)] == items
+
+
+def _item(item: Any) -> Any:
+    return (item[0], item[1], item[2].rstrip()) if isinstance(item, tuple) else str(item)
