@@ -147,16 +147,14 @@ def _note(
     verifier: Verifier, op: Operation, run: Run, value: Any, output: Any, j: int, writes: Writes
 ) -> None:
     """Apply ``op``'s effects to ``run`` and note in ``writes`` the locations they wrote at step ``j``."""
-    env = Env(run.state, value, output)
     effects = verifier.plans[op.name].effects
-    paths: list[Path] = []
-    for w in effects:  # the keys on the pre-state, as the effects read them
+    keyed: list[tuple[str, Any]] = []  # the keys written, in the effects' order
+    apply_effects(effects, run, Env(run.state, value, output), keyed)
+    keys = iter(keyed)
+    for w in effects:
         path: Path = (w.var,)
         if w.key is not None:
-            path = (w.var, ("key", w.key(env)), *(("field", f) for f in w.fields))
-        paths.append(path)
-    apply_effects(effects, run, env, [])
-    for w, path in zip(effects, paths, strict=True):
+            path = (w.var, ("key", next(keys)[1]), *(("field", f) for f in w.fields))
         if len(writes) < _MAX_WRITES:
             for old in [p for p in writes if p[: len(path)] == path]:
                 del writes[old]
