@@ -36,33 +36,14 @@ _LINE_SUFFIXES = (".jsonl", ".ndjson", ".jsonlines")
 
 
 def iter_lines(path: Path | str) -> Iterator[tuple[int, bytes] | TrajectoryError]:
-    """The lines of a file as ``(line number, bytes)``, in bounded memory: a line longer than
-    ``MAX_LINE_BYTES`` becomes an error and is skipped; a UTF-8 BOM at the start is dropped."""
-    name = str(path)
-    try:
-        handle: IO[bytes] = open(path, "rb")  # noqa: SIM115 - closed below, generator-friendly
-    except OSError as err:
-        yield TrajectoryError.unreadable_file(err, Location(name))
-        return
-    with handle:
-        number = 0
-        while True:
-            try:
-                data = handle.readline(MAX_LINE_BYTES + 1)
-            except OSError as err:
-                yield TrajectoryError.unreadable_file(err, Location(name, number + 1))
-                return
-            if not data:
-                return
-            number += 1
-            if len(data) > MAX_LINE_BYTES and not (len(data) == MAX_LINE_BYTES + 1 and data.endswith(b"\n")):
-                while data and not data.endswith(b"\n"):
-                    data = handle.readline(1 << 20)
-                yield TrajectoryError(f"line longer than {MAX_LINE_BYTES >> 20} MiB", Location(name, number))
-                continue
-            if number == 1 and data.startswith(_BOM):
-                data = data[3:]
-            yield number, data
+    """The lines of a file as ``(line number, bytes without the newline)``, in bounded memory
+    (``iter_blocks``, one by one): a line longer than ``MAX_LINE_BYTES`` becomes an error and is
+    skipped; a UTF-8 BOM at the start is dropped."""
+    for item in iter_blocks(path):
+        if isinstance(item, TrajectoryError):
+            yield item
+        else:
+            yield from enumerate(item[1], item[0])
 
 
 def read_trajectories(path: Path | str) -> Iterator[Trajectory | TrajectoryError]:
@@ -166,10 +147,9 @@ BLOCK_BYTES = 1 << 20
 
 def iter_blocks(path: Path | str) -> Iterator[tuple[int, list[bytes]] | TrajectoryError]:
     """The lines of a file (without their newlines) in blocks of about ``BLOCK_BYTES`` of whole
-    lines, as ``(number of the first line, lines)``: ``iter_lines``' lines and errors, read with
-    one call per block instead of one per line. A line longer than ``MAX_LINE_BYTES`` becomes an
-    error and is skipped (memory stays bounded by it and one block); a UTF-8 BOM at the start is
-    dropped."""
+    lines, as ``(number of the first line, lines)``, read with one call per block. A line longer
+    than ``MAX_LINE_BYTES`` becomes an error and is skipped (memory stays bounded by it and one
+    block); a UTF-8 BOM at the start is dropped."""
     name = str(path)
     try:
         handle: IO[bytes] = open(path, "rb")  # noqa: SIM115 - closed below, generator-friendly
