@@ -468,6 +468,10 @@ class StepSpec:
     output_test: Callable[[Any], Any] | None
     needs_output: bool
     collections: frozenset[str]
+    guards: tuple[tuple[str, int], ...] = ()
+    """``(variable, sign)``: a per-key re-check above is sound only when the step moved the
+    variable that way (``envfactory._fastpath.monotone_rechecks``): an ``int`` that did not
+    shrink (sign +1) or grow (-1); anything else is "not sure"."""
 
 
 def step_source(spec: StepSpec) -> tuple[str, list[str], list[Any]]:
@@ -496,7 +500,9 @@ def step_source(spec: StepSpec) -> tuple[str, list[str], list[Any]]:
         w.emit(1, "return False")
     parts = [e for effect in spec.effects for e in (effect.target.key, effect.value) if e is not None]
     later = [] if spec.effects else [*spec.ensures, *(c for c, _ in spec.rechecks)]  # same state
-    w.read_state(_reads([*spec.requires, *parts, *later]), 0)
+    guarded = [var for var, _ in spec.guards]
+    w.read_state(_reads([*spec.requires, *parts, *later]) | set(guarded), 0)
+    before = dict(w.state_vars)
     for expr in spec.requires:
         _all_true(w, expr, 0)
     planned = [_plan_write(w, effect, spec.collections) for effect in spec.effects]
@@ -509,7 +515,13 @@ def step_source(spec: StepSpec) -> tuple[str, list[str], list[Any]]:
         w.straight(1)
         for p in planned:
             _write(w, p, depth)
-        w.read_state(_reads([*spec.ensures, *(c for c, _ in spec.rechecks)]), depth)
+        w.read_state(_reads([*spec.ensures, *(c for c, _ in spec.rechecks)]) | set(guarded), depth)
+        for var, sign in spec.guards:
+            old, new = before[var], w.state_vars[var]
+            w.emit(depth, f"if {old}.__class__ is not _int or {new}.__class__ is not _int:")
+            w.emit(depth + 1, w.fail)
+            w.emit(depth, f"if {new} {'<' if sign > 0 else '>'} {old}:")
+            w.emit(depth + 1, w.fail)
     if spec.output_test is not None:
         test = w.closure(spec.output_test)
         w.emit(depth, "if _h:")

@@ -13,9 +13,7 @@ import json
 from collections.abc import Mapping, Sequence
 from functools import cache
 from pathlib import Path
-from typing import Any
-
-import jsonschema
+from typing import TYPE_CHECKING, Any
 
 from envfactory.contracts import _refs, _source, _validate
 from envfactory.contracts import types as T
@@ -31,6 +29,9 @@ from envfactory.contracts.model import (
 )
 from envfactory.contracts.parser import Effect, parse_effect, parse_expr
 from envfactory.contracts.typecheck import TypeChecker
+
+if TYPE_CHECKING:
+    import jsonschema
 
 SUPPORTED_VERSIONS = ("1",)
 
@@ -116,6 +117,10 @@ def validate_document(doc: Any, path: Path) -> None:
             f'unsupported contract version {version!r}; this envfactory reads envfactory: "1"',
             _source.locate(doc, ["envfactory"], Location(str(path))),
         )
+    if _document_valid(doc):  # the common yes, without importing jsonschema (~50 ms of start-up)
+        return
+    import jsonschema
+
     validator = jsonschema.Draft202012Validator(contract_schema())
     error = jsonschema.exceptions.best_match(validator.iter_errors(doc))
     if error is None:
@@ -127,6 +132,23 @@ def validate_document(doc: Any, path: Path) -> None:
     field = "/".join(str(p) for p in error.absolute_path) or "the document"
     message = _schema_message(error)
     raise ContractError(f"{field}: {message}", where)
+
+
+@cache
+def _document_test() -> Any:
+    import jsonschema_rs
+
+    return jsonschema_rs.validator_for(contract_schema()).is_valid
+
+
+def _document_valid(doc: Any) -> bool:
+    """Whether the compiled validator surely accepts ``doc`` (its regular expressions are no
+    more lenient than Python's); a no, or anything it cannot take, goes to ``jsonschema``, which
+    says what is wrong."""
+    try:
+        return bool(_document_test()(doc))
+    except Exception:
+        return False
 
 
 def _allowed_keys(error: jsonschema.ValidationError) -> list[str]:

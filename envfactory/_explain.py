@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from envfactory._fastpath import applied, failing
+from envfactory._fastpath import Run, apply_effects, failing
 from envfactory.contracts.errors import EvaluationError
 from envfactory.contracts.evaluator import Env
 from envfactory.contracts.explain import FACTS, Path, Provenance, clause_facts, describe, facts_of, trim
@@ -103,13 +103,14 @@ def _at_path(value: Any, path: Iterable[Any]) -> tuple[bool, Any]:
 
 
 def _replay(verifier: Verifier, traj: Trajectory, upto: int) -> tuple[FrozenMap, Writes]:
-    """The pre-state of step ``upto`` and who wrote what, replaying the steps that were accepted.
+    """The pre-state of step ``upto`` and who wrote what, replaying the steps that were accepted
+    (in place on one ``Run``, as the verifier ran them: no copy of the state per step).
 
     Without ``--allow-rejected`` the concrete run stops at the first step it does not accept, so
     every step before ``upto`` was accepted and only their effects are replayed; with it, each
     step is checked again to tell the rejected ones."""
     machine = verifier.machine
-    state = machine.initial_state(traj.initial)
+    run = Run(machine.initial_state(traj.initial))
     writes: Writes = {}
     recheck = verifier.allow_rejected
     for j, step in enumerate(traj.steps[:upto]):
@@ -122,33 +123,42 @@ def _replay(verifier: Verifier, traj: Trajectory, upto: int) -> tuple[FrozenMap,
                 continue
             if step.meta is not None and BROKEN_ARGUMENTS in step.meta:
                 continue
-            if failing(plan.requires, Env(state, step.input)):
+            if failing(plan.requires, Env(run.state, step.input)):
                 continue
             if step.status is not None and step.status >= 500:
                 continue
         try:
-            state = _record(verifier, op, state, step.input, step.output, j, writes)
+            _note(verifier, op, run, step.input, step.output, j, writes)
         except EvaluationError:
-            continue
-    return state, writes
+            run.rollback()
+    return run.state, writes
 
 
 def _record(
     verifier: Verifier, op: Operation, state: FrozenMap, value: Any, output: Any, j: int, writes: Writes
 ) -> FrozenMap:
-    """Apply ``op``'s effects and note in ``writes`` the locations they wrote at step ``j``."""
-    env = Env(state, value, output)
+    """``op``'s post-state from ``state`` (left as it is), noting in ``writes`` what it wrote."""
+    run = Run(state)
+    _note(verifier, op, run, value, output, j, writes)
+    return run.state
+
+
+def _note(
+    verifier: Verifier, op: Operation, run: Run, value: Any, output: Any, j: int, writes: Writes
+) -> None:
+    """Apply ``op``'s effects to ``run`` and note in ``writes`` the locations they wrote at step ``j``."""
     effects = verifier.plans[op.name].effects
-    post = applied(effects, state, env)
+    keyed: list[tuple[str, Any]] = []  # the keys written, in the effects' order
+    apply_effects(effects, run, Env(run.state, value, output), keyed)
+    keys = iter(keyed)
     for w in effects:
         path: Path = (w.var,)
         if w.key is not None:
-            path = (w.var, ("key", w.key(env)), *(("field", f) for f in w.fields))
+            path = (w.var, ("key", next(keys)[1]), *(("field", f) for f in w.fields))
         if len(writes) < _MAX_WRITES:
             for old in [p for p in writes if p[: len(path)] == path]:
                 del writes[old]
         writes[path] = (j, "deleted" if w.value is None else "set")
-    return post
 
 
 _MAX_WRITES = 4096

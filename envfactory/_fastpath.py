@@ -21,6 +21,7 @@ from envfactory.contracts.errors import EvaluationError
 from envfactory.contracts.evaluator import Compiled, Env, compile_expr
 from envfactory.contracts.model import Clause, Contract, Operation
 from envfactory.contracts.parser import Effect
+from envfactory.contracts.polarity import polarity
 from envfactory.contracts.semantics import holds
 from envfactory.contracts.values import FrozenMap, missing_key, set_path
 from envfactory.contracts.values import to_json as value_to_json
@@ -45,6 +46,9 @@ class Plan:
     requires_all: Callable[[Env], bool] | None = None  # generated: True when every requires surely holds
     ensures_all: Callable[[Env], bool] | None = None  # the same for the ensures (``contracts.codegen``)
     step: Callable[[Env, Run, bool], bool] | None = None  # the generated checker of a whole step
+    # ``monotone_rechecks`` of ``invariants``: per-key re-checks sound while each guard variable
+    # moves the way its sign says (the generated checker tests that; the closures check whole)
+    monotone: tuple[tuple[Recheck, ...], tuple[tuple[str, int], ...]] | None = None
 
 
 SCHEMA_TRIPS = (ValueError, TypeError, OverflowError)
@@ -116,6 +120,49 @@ def rechecks(invariants: tuple[Invariant, ...], op: Operation) -> tuple[Recheck,
             continue
         out.append(Recheck(inv, probe if keyed else None))
     return tuple(out)
+
+
+def monotone_rechecks(
+    base: tuple[Recheck, ...], op: Operation
+) -> tuple[tuple[Recheck, ...], tuple[tuple[str, int], ...]] | None:
+    """``base`` with whole re-checks of ``all(body for k in c)`` made per key where the operation
+    writes ``c`` only by key but also writes a variable the body reads (``create_ticket`` writes
+    ``tickets[next_id]`` and ``next_id`` against ``all(t < next_id for t in tickets)``).
+
+    Sound given the guards returned, ``(variable, sign)``: the body's polarity in the variable is
+    ``sign`` and the call moved it that way (checked at run time, numbers only): every key the
+    call did not write kept its record, and its body, true before, is true after. None when no
+    re-check gains."""
+    whole_writes = frozenset(e.target.var for e in op.effects if e.target.key is None)
+    writes = frozenset(op.writes)
+    out: list[Recheck] = []
+    guards: dict[str, int] = {}
+    gained = False
+    for check in base:
+        probe = check.invariant.per_key
+        node = check.invariant.clause.expr
+        if check.per_key is None and probe is not None and probe.collection not in whole_writes:
+            assert isinstance(node, ir.Quant)
+            signs = {v: polarity(node.body, v) for v in probe.others & writes}
+            if all(sign in (1, -1) and guards.get(v, sign) == sign for v, sign in signs.items()):
+                guards.update((v, sign) for v, sign in signs.items() if sign is not None)
+                out.append(Recheck(check.invariant, probe))
+                gained = True
+                continue
+        out.append(check)
+    return (tuple(out), tuple(sorted(guards.items()))) if gained else None
+
+
+def moved(before: Any, after: Any, sign: int) -> bool:
+    """Whether a number moved (or stayed) the way ``sign`` says; False for anything else."""
+    numbers = (int, float)
+    if (
+        not (isinstance(before, numbers) and isinstance(after, numbers))
+        or isinstance(before, bool)
+        or (isinstance(after, bool))
+    ):
+        return False
+    return after >= before if sign > 0 else after <= before
 
 
 def _fields_unread(probe: PerKey, op: Operation) -> bool:

@@ -41,13 +41,19 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from envfactory._fastpath import Invariant, Recheck, broken_invariant, per_key_probe, rechecks
+from envfactory._fastpath import (
+    Invariant,
+    broken_invariant,
+    monotone_rechecks,
+    moved,
+    per_key_probe,
+    rechecks,
+)
 from envfactory.contracts import httpcodec, ir
 from envfactory.contracts._validate import SchemaValidator
 from envfactory.contracts.errors import EnvfactoryError, EvaluationError, TrajectoryError
 from envfactory.contracts.evaluator import Compiled, Env, compile_expr
 from envfactory.contracts.model import Contract, Operation
-from envfactory.contracts.polarity import polarity
 from envfactory.contracts.semantics import Failure
 from envfactory.contracts.values import FrozenMap
 from envfactory.contracts.values import to_json as state_value_to_json
@@ -105,61 +111,18 @@ class _Rechecks:
                 SimpleNamespace(invariants=base),
                 keys,
             )  # all broken_invariant reads of a Plan
-            found = _monotone_rechecks(base, op)
+            found = monotone_rechecks(base, op)
             if found is not None:
                 self.monotone[name] = (SimpleNamespace(invariants=found[0]), found[1])
         self.whole = 0  # whole re-checks so far (tests count them)
 
     def plan(self, op: Operation, pre: FrozenMap, post: FrozenMap) -> Any:
         """The re-checks for one call: the per-key plan where the variables it moved moved the
-        way its invariants' bodies allow (``_monotone_rechecks``), else ``verify``'s."""
+        way its invariants' bodies allow (``monotone_rechecks``), else ``verify``'s."""
         monotone = self.monotone.get(op.name)
-        if monotone is not None and all(_moved(pre.get(v), post.get(v), sign) for v, sign in monotone[1]):
+        if monotone is not None and all(moved(pre.get(v), post.get(v), sign) for v, sign in monotone[1]):
             return monotone[0]
         return self.plans[op.name][0]
-
-
-def _monotone_rechecks(
-    base: tuple[Recheck, ...], op: Operation
-) -> tuple[tuple[Recheck, ...], tuple[tuple[str, int], ...]] | None:
-    """``base`` with whole re-checks of ``all(body for k in c)`` made per key where the operation
-    writes ``c`` only by key but also writes a variable the body reads (``create_ticket`` writes
-    ``tickets[next_id]`` and ``next_id`` against ``all(t < next_id for t in tickets)``).
-
-    Sound given the guards returned, ``(variable, sign)``: the body's polarity in the variable is
-    ``sign`` and the call moved it that way (checked at run time, numbers only): every key the
-    call did not write kept its record, and its body, true before, is true after. None when no
-    re-check gains."""
-    whole_writes = frozenset(e.target.var for e in op.effects if e.target.key is None)
-    writes = frozenset(op.writes)
-    out: list[Recheck] = []
-    guards: dict[str, int] = {}
-    gained = False
-    for check in base:
-        probe = check.invariant.per_key
-        node = check.invariant.clause.expr
-        if check.per_key is None and probe is not None and probe.collection not in whole_writes:
-            assert isinstance(node, ir.Quant)
-            signs = {v: polarity(node.body, v) for v in probe.others & writes}
-            if all(sign in (1, -1) and guards.get(v, sign) == sign for v, sign in signs.items()):
-                guards.update((v, sign) for v, sign in signs.items() if sign is not None)
-                out.append(Recheck(check.invariant, probe))
-                gained = True
-                continue
-        out.append(check)
-    return (tuple(out), tuple(sorted(guards.items()))) if gained else None
-
-
-def _moved(before: Any, after: Any, sign: int) -> bool:
-    """Whether a number moved (or stayed) the way ``sign`` says; False for anything else."""
-    numbers = (int, float)
-    if (
-        not (isinstance(before, numbers) and isinstance(after, numbers))
-        or isinstance(before, bool)
-        or (isinstance(after, bool))
-    ):
-        return False
-    return after >= before if sign > 0 else after <= before
 
 
 class _ServedSimulator(Simulator):

@@ -11,13 +11,14 @@ become one clear ``TrajectoryError`` at file:line:col. Imports nothing from envf
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import orjson
 
 from envfactory.contracts.errors import Location, TrajectoryError
 from envfactory.trajectory import _wire
-from envfactory.trajectory._model import Step, Trajectory
+from envfactory.trajectory._model import Trajectory
 from envfactory.trajectory._shape import _build, parse_trajectory
 from envfactory.trajectory._values import MAX_DEPTH, _Problem, _walk, check_value
 
@@ -141,6 +142,41 @@ def parse_line(data: bytes, file: str, line: int, stem: str) -> Trajectory | Tra
         wire = _wire.decode(data)
         if wire is not None:
             return _from_wire(wire, Location(file, line), f"{stem}:{line}")
+    return _parse_slow(data, file, line, stem, overflow, deep, holes)
+
+
+def parse_lines(
+    lines: list[bytes], first: int, file: str, stem: str, block: bytes | None = None
+) -> Iterator[Trajectory | TrajectoryError]:
+    """``parse_line`` over consecutive lines numbered from ``first`` (blank ones skipped), with
+    the byte scans done once for them all: ``block`` is their text in one piece when the caller
+    has it. A block without ``$``, without a backslash and without a 19-digit run (found by
+    ``memchr`` and one ``translate``, in C) holds no hole, no escape and no literal beyond 64
+    bits, so each of its lines needs only the cheap depth bound before the fast decoder."""
+    if block is None:
+        block = b"\n".join(lines)
+    if b"$" in block or b"\\" in block or _may_overflow(block):
+        for number, data in enumerate(lines, first):
+            parsed = parse_line(data, file, number, stem)
+            if parsed is not None:
+                yield parsed
+        return
+    decode = _wire.decode
+    for number, data in enumerate(lines, first):
+        deep = _maybe_deep(data)
+        wire = None if deep else decode(data)
+        if wire is not None:
+            yield _from_wire(wire, Location(file, number), f"{stem}:{number}")
+            continue
+        parsed = _parse_slow(data, file, number, stem, False, deep, False)
+        if parsed is not None:
+            yield parsed
+
+
+def _parse_slow(
+    data: bytes, file: str, line: int, stem: str, overflow: bool, deep: bool, holes: bool
+) -> Trajectory | TrajectoryError | None:
+    """The thorough path of ``parse_line``: orjson, then the shape and value checks of ``_shape``."""
     try:
         obj = orjson.loads(data)
     except orjson.JSONDecodeError as err:
@@ -157,16 +193,11 @@ def parse_line(data: bytes, file: str, line: int, stem: str) -> Trajectory | Tra
 
 
 def _from_wire(wire: _wire.WireTrajectory, source: Location, default_id: str) -> Trajectory:
-    """The model of a line that the fast decoder accepted: shape already checked, values plain."""
-    unset = _wire.UNSET
-    steps = tuple(
-        Step(s.tool, s.input, None, s.status, False, s.meta)
-        if s.output is unset
-        else Step(s.tool, s.input, s.output, s.status, True, s.meta)
-        for s in wire.steps
-    )
+    """The model of a line that the fast decoder accepted: shape already checked, values plain;
+    the steps stay the decoded structs until a reader asks for ``Step`` models."""
     tid = default_id if wire.id is None else wire.id
-    return Trajectory(tid, steps, wire.contract, wire.seed, wire.initial, wire.meta, source)
+    steps = _wire.DecodedSteps(wire.steps)
+    return Trajectory(tid, steps, wire.contract, wire.seed, wire.initial, wire.meta, source)  # type: ignore[arg-type]
 
 
 def _parse_exact(data: bytes, source: Location, default_id: str) -> Trajectory:

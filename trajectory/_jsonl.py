@@ -15,7 +15,14 @@ from typing import IO
 import orjson
 
 from envfactory.contracts.errors import Location, TrajectoryError
-from envfactory.trajectory._decode import _BOM, MAX_LINE_BYTES, decode_json, json_syntax_error, parse_line
+from envfactory.trajectory._decode import (
+    _BOM,
+    MAX_LINE_BYTES,
+    decode_json,
+    json_syntax_error,
+    parse_line,
+    parse_lines,
+)
 from envfactory.trajectory._jsonlist import _stream_list
 from envfactory.trajectory._model import Trajectory
 from envfactory.trajectory._shape import _build, _stem, parse_trajectory
@@ -29,33 +36,14 @@ _LINE_SUFFIXES = (".jsonl", ".ndjson", ".jsonlines")
 
 
 def iter_lines(path: Path | str) -> Iterator[tuple[int, bytes] | TrajectoryError]:
-    """The lines of a file as ``(line number, bytes)``, in bounded memory: a line longer than
-    ``MAX_LINE_BYTES`` becomes an error and is skipped; a UTF-8 BOM at the start is dropped."""
-    name = str(path)
-    try:
-        handle: IO[bytes] = open(path, "rb")  # noqa: SIM115 - closed below, generator-friendly
-    except OSError as err:
-        yield TrajectoryError.unreadable_file(err, Location(name))
-        return
-    with handle:
-        number = 0
-        while True:
-            try:
-                data = handle.readline(MAX_LINE_BYTES + 1)
-            except OSError as err:
-                yield TrajectoryError.unreadable_file(err, Location(name, number + 1))
-                return
-            if not data:
-                return
-            number += 1
-            if len(data) > MAX_LINE_BYTES and not (len(data) == MAX_LINE_BYTES + 1 and data.endswith(b"\n")):
-                while data and not data.endswith(b"\n"):
-                    data = handle.readline(1 << 20)
-                yield TrajectoryError(f"line longer than {MAX_LINE_BYTES >> 20} MiB", Location(name, number))
-                continue
-            if number == 1 and data.startswith(_BOM):
-                data = data[3:]
-            yield number, data
+    """The lines of a file as ``(line number, bytes without the newline)``, in bounded memory
+    (``iter_blocks``, one by one): a line longer than ``MAX_LINE_BYTES`` becomes an error and is
+    skipped; a UTF-8 BOM at the start is dropped."""
+    for item in iter_blocks(path):
+        if isinstance(item, TrajectoryError):
+            yield item
+        else:
+            yield from enumerate(item[1], item[0])
 
 
 def read_trajectories(path: Path | str) -> Iterator[Trajectory | TrajectoryError]:
@@ -146,13 +134,85 @@ def _lines_of(data: bytes, name: str) -> Iterator[Trajectory | TrajectoryError]:
 def _read_lines(path: Path | str) -> Iterator[Trajectory | TrajectoryError]:
     name = str(path)
     stem = _stem(name)
-    for item in iter_lines(path):
+    for item in iter_blocks(path):
         if isinstance(item, TrajectoryError):
             yield item
-            continue
-        parsed = parse_line(item[1], name, item[0], stem)
-        if parsed is not None:
-            yield parsed
+        else:
+            yield from parse_lines(item[1], item[0], name, stem)
+
+
+BLOCK_BYTES = 1 << 20
+"""How much of a JSON Lines file ``iter_blocks`` reads at a time."""
+
+
+def iter_blocks(path: Path | str) -> Iterator[tuple[int, list[bytes]] | TrajectoryError]:
+    """The lines of a file (without their newlines) in blocks of about ``BLOCK_BYTES`` of whole
+    lines, as ``(number of the first line, lines)``, read with one call per block. A line longer
+    than ``MAX_LINE_BYTES`` becomes an error and is skipped (memory stays bounded by it and one
+    block); a UTF-8 BOM at the start is dropped."""
+    name = str(path)
+    try:
+        handle: IO[bytes] = open(path, "rb")  # noqa: SIM115 - closed below, generator-friendly
+    except OSError as err:
+        yield TrajectoryError.unreadable_file(err, Location(name))
+        return
+    with handle:
+        number = 1  # the number of the line that ``carry`` begins
+        carry: list[bytes] = []  # the start of that line, in pieces (never copied while it grows)
+        size = 0
+        skipping = False  # inside a line already reported too long
+        start = True
+        while True:
+            try:
+                data = handle.read(BLOCK_BYTES)
+            except OSError as err:
+                yield TrajectoryError.unreadable_file(err, Location(name, number))
+                return
+            if not data:
+                if carry and not skipping:
+                    yield number, [b"".join(carry)]
+                return
+            if start:
+                while len(data) < len(_BOM) and _BOM.startswith(data):  # a BOM cut short
+                    more = handle.read(BLOCK_BYTES)
+                    if not more:
+                        break
+                    data += more
+                if data.startswith(_BOM):
+                    data = data[len(_BOM) :]
+                start = False
+            cut = data.find(b"\n")
+            if cut < 0:  # no line ends in this block
+                if not skipping:
+                    carry.append(data)
+                    size += len(data)
+                    if size > MAX_LINE_BYTES:
+                        yield _too_long(name, number)
+                        carry, size, skipping = [], 0, True
+                continue
+            if skipping:  # the rest of a line too long: dropped up to its end
+                skipping = False
+            elif size + cut > MAX_LINE_BYTES:
+                carry, size = [], 0
+                yield _too_long(name, number)
+            else:
+                carry.append(data[:cut])
+                first = b"".join(carry)
+                carry, size = [], 0
+                yield number, [first]
+            number += 1
+            end = data.rfind(b"\n")
+            if end > cut:
+                lines = data[cut + 1 : end].split(b"\n")
+                yield number, lines
+                number += len(lines)
+            rest = data[end + 1 :]
+            if rest:
+                carry, size = [rest], len(rest)
+
+
+def _too_long(name: str, number: int) -> TrajectoryError:
+    return TrajectoryError(f"line longer than {MAX_LINE_BYTES >> 20} MiB", Location(name, number))
 
 
 def is_json_lines(data: bytes) -> bool:

@@ -13,12 +13,15 @@ from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import IO
 
+import msgspec
 import orjson
 
 from envfactory.contracts.errors import Location, TrajectoryError
+from envfactory.trajectory import _wire
 from envfactory.trajectory._decode import (
     _BOM,
     MAX_LINE_BYTES,
+    _from_wire,
     _may_overflow,
     _maybe_deep,
     _parse_exact,
@@ -91,6 +94,13 @@ def first_item(path: Path | str) -> object | None:
 def _parse_item(data: bytes, file: str, line: int, default_id: str) -> Trajectory | TrajectoryError:
     """One list item (possibly spread over several lines) as a trajectory, located at ``line``."""
     source = Location(file, line)
+    overflow = _may_overflow(data)
+    deep = _maybe_deep(data)
+    holes = b"$" in data or b"\\" in data
+    if not (overflow or deep or holes):  # plain: straight into the model, as a plain line
+        wire = _wire.decode(data)
+        if wire is not None:
+            return _from_wire(wire, source, default_id)
     try:
         obj = orjson.loads(data)
     except orjson.JSONDecodeError as err:
@@ -98,10 +108,8 @@ def _parse_item(data: bytes, file: str, line: int, default_id: str) -> Trajector
             return TrajectoryError("empty list item (two commas in a row, or a trailing comma)", source)
         return json_syntax_error(err, data, file, line + err.lineno - 1)
     try:
-        if _may_overflow(data):
+        if overflow:
             return _parse_exact(data, source, default_id)
-        deep = _maybe_deep(data)
-        holes = b"$var" in data or b"\\u" in data
         return _build(obj, source, default_id, deep=deep, holes=holes)
     except TrajectoryError as err:
         return err
@@ -150,14 +158,54 @@ def _skip_object(data: bytes, view: memoryview, begin: int, guess: int, plain: b
         return end
 
 
+_RAW_LIST = msgspec.json.Decoder(list[msgspec.Raw])
+
+
+def _separator(data: bytes, comma: int) -> bytes | None:
+    """The text between two object items around the top-level comma at ``comma``, with the
+    closing and opening braces (``b"},\\n  {"``), when both sides are within ``data``: the
+    pattern ``_batch`` looks for to cut many items at once."""
+    end = len(data[:comma].rstrip(b" \t\r\n"))
+    begin = len(data) - len(data[comma + 1 :].lstrip(b" \t\r\n"))
+    if end == 0 or begin >= len(data) or data[end - 1] != 0x7D or data[begin] != 0x7B:
+        return None
+    return data[end - 1 : begin + 1]
+
+
+def _batch(data: bytes, begin: int, pattern: bytes) -> tuple[int, list[tuple[int, int]]] | bool | None:
+    """The items from ``data[begin:]`` on, cut at once: the last top-level comma found by the
+    separator ``pattern`` that the list's items were seen to be written with, and each item's
+    ``(start, end)`` before it; None when there is no such comma, False when the text up to the
+    one found is no list of whole values. Exact whatever the text: msgspec
+    checks that the text up to that comma is a list of whole JSON values (it is not when the
+    pattern matched inside an item, which it can only do where items are written irregularly)."""
+    found = data.rfind(pattern, begin)
+    if found < 0:
+        return None
+    comma = data.index(b",", found)
+    try:
+        raws = _RAW_LIST.decode(b"[" + data[begin:comma] + b"]")
+    except msgspec.DecodeError:
+        return False
+    spans = []
+    cursor = begin
+    for raw in raws:
+        text = bytes(raw)
+        start = data.find(text, cursor)
+        spans.append((start, start + len(text)))
+        cursor = start + len(text)
+    return comma, spans
+
+
 def _list_items(
     path: Path | str, offset: int = 0, line: int = 1, nested: bool = False
-) -> Generator[tuple[int, bytes] | TrajectoryError, None, None]:
+) -> Generator[tuple[int, bytes] | TrajectoryError, None, int | None]:
     """``(line, bytes)`` of each top-level item of a JSON list, read in chunks. An object item is
     skipped by orjson (``_skip_object``); otherwise one regular expression finds the brackets,
     braces and commas and skips whole strings (C speed), and Python counts the nesting. Memory stays bounded by one item (at most ``MAX_LINE_BYTES``; a larger
     item is an error and is skipped) and one chunk. ``offset`` and ``line``: where the list
-    starts in the file (a list ``nested`` in a document, after which the document goes on)."""
+    starts in the file (a list ``nested`` in a document, after which the document goes on; the
+    generator's return value is then the file offset just past its ``]``)."""
     name = str(path)
     depth = 0  # 1 inside the list
     item: list[bytes] = []  # pieces of the current item
@@ -165,23 +213,29 @@ def _list_items(
     too_big = after_comma = False
     carry = b""  # a string cut by the chunk's end, scanned again with the next chunk
     guess = 4096  # the expected size of the next item
+    pattern: bytes | None = None  # how items are separated, once seen (``_batch``)
+    misses = 0  # batches that failed: after a few, items are cut one at a time
     try:
         handle: IO[bytes] = open(path, "rb")  # noqa: SIM115 - closed below, generator-friendly
     except OSError as err:
         yield TrajectoryError.unreadable_file(err, Location(name))
-        return
+        return None
     with handle:
         first = offset == 0
         if offset:
             handle.seek(offset)
+        position = offset  # the file offset of the next read
         while True:
             try:
                 chunk = handle.read(_CHUNK)
             except OSError as err:
                 yield TrajectoryError.unreadable_file(err, Location(name, line))
-                return
+                return None
+            base = position - len(carry)  # the file offset of data[0], below
+            position += len(chunk)
             if first and chunk.startswith(_BOM):
                 chunk = chunk[3:]
+                base += 3
             first = False
             if not chunk:
                 break
@@ -210,7 +264,7 @@ def _list_items(
                             yield TrajectoryError(
                                 "a .json trajectory list must start with '['", Location(name, 1)
                             )
-                            return
+                            return None
                         line += data.count(b"\n", counted, at)
                         start, item_line, counted = at + 1, line, at
                         pos = _skip_object(data, view, pos, guess, plain)
@@ -231,16 +285,29 @@ def _list_items(
                 line += data.count(b"\n", counted, at)
                 start, item_line, counted = at + 1, line, at
                 if char == 0x2C:
+                    if pattern is None and misses < 3:
+                        pattern = _separator(data, at)
+                    cut = _batch(data, at + 1, pattern) if pattern is not None and misses < 3 else None
+                    if cut is False:
+                        misses += 1
+                    elif cut is not None and cut is not True:  # many items, then on after their comma
+                        at, spans = cut
+                        for begin, end in spans:
+                            line += data.count(b"\n", counted, begin)
+                            counted = begin
+                            yield line, data[begin:end]
+                        line += data.count(b"\n", counted, at)
+                        start, item_line, counted, pos = at + 1, line, at, at + 1
                     guess = max(4096, 2 * len(piece))
                     pos = _skip_object(data, view, pos, guess, plain)
                     continue
                 if char == 0x7D:
                     yield TrajectoryError("'}' where the list should close", Location(name, item_line))
                 if nested:
-                    return
+                    return base + at + 1
                 if not _blank_rest(data[at + 1 :], handle):
                     yield TrajectoryError("text after the end of the list", Location(name, item_line))
-                return
+                return None
             if depth >= 1 and not too_big:
                 piece = data[start:stop]
                 item_size += len(piece)
@@ -250,7 +317,8 @@ def _list_items(
                     item.append(piece)
             if len(carry) > MAX_LINE_BYTES:
                 yield TrajectoryError(f"string longer than {MAX_LINE_BYTES >> 20} MiB", Location(name, line))
-                return
+                return None
             line += data.count(b"\n", counted, stop)
     where = Location(name, item_line or line)
     yield TrajectoryError("the list is not closed: the file ends inside it (truncated?)", where)
+    return None

@@ -7,6 +7,7 @@ nothing from envfactory beyond ``envfactory.contracts.errors`` and the trajector
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -40,6 +41,7 @@ def parse_trajectory(obj: Any, source: Location, *, default_id: str | None = Non
     return _build(plain, source, default_id or _default_id(source), deep=True, holes=True)
 
 
+@functools.lru_cache(maxsize=64)
 def _stem(file: str) -> str:
     return Path(file).stem or file
 

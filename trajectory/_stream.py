@@ -21,7 +21,8 @@ import attrs
 import orjson
 
 from envfactory.contracts.errors import Location, TrajectoryError
-from envfactory.trajectory._decode import MAX_LINE_BYTES, _maybe_deep, decode_json
+from envfactory.trajectory import _wire
+from envfactory.trajectory._decode import MAX_LINE_BYTES, _may_overflow, _maybe_deep, decode_json
 from envfactory.trajectory._jsonlist import _list_items
 from envfactory.trajectory._model import Step, Trajectory
 from envfactory.trajectory._shape import _build, _parse_step, _stem, parse_trajectory
@@ -103,17 +104,27 @@ class StreamedSteps(Sequence[Step]):
         return f"<{len(self)} steps streamed from {self.path}>"
 
 
-def _steps(path: str, offset: int, line: int) -> Iterator[Step | TrajectoryError]:
-    """Each step of the list at ``offset``, parsed, or the error that names it."""
+def _steps(
+    path: str, offset: int, line: int, seen: list[bool] | None = None
+) -> Iterator[Step | TrajectoryError]:
+    """Each step of the list at ``offset``, parsed, or the error that names it; ``seen`` (when
+    given) is set to whether any step's text holds a ``$`` or a backslash (a hole's mark)."""
     for index, item in enumerate(_list_items(path, offset, line, nested=True)):
         if isinstance(item, TrajectoryError):
             yield item
             return
         at, data = item
+        if seen is not None and not seen[0]:
+            seen[0] = b"$" in data or b"\\" in data
         yield _step(data, index, Location(path, at))
 
 
 def _step(data: bytes, index: int, where: Location) -> Step | TrajectoryError:
+    deep = _maybe_deep(data)
+    if not (deep or b"$" in data or b"\\" in data or _may_overflow(data)):
+        step = _wire.decode_step(data)  # plain: straight into the model
+        if step is not None:
+            return step
     try:
         raw, exact = decode_json(data)
     except orjson.JSONDecodeError as err:
@@ -121,7 +132,7 @@ def _step(data: bytes, index: int, where: Location) -> Step | TrajectoryError:
     except ValueError as err:
         return TrajectoryError(f"steps[{index}]: {err}", where)
     try:
-        return _parse_step(raw, _maybe_deep(data) or exact, b"$var" in data or b"\\u" in data or exact)
+        return _parse_step(raw, deep or exact, b"$var" in data or b"\\u" in data or exact)
     except _Problem as problem:
         problem.path.extend((index, "steps"))
         return TrajectoryError(problem.text(), where)
@@ -173,6 +184,8 @@ def steps_span(path: Path | str) -> tuple[int, int, int] | None:
                     if depth == 1 and char == 0x5B and key == "steps" and start < 0:
                         start = base + at
                         line += data.count(b"\n", 0, at)
+                        end = _list_end(path, start, line)  # cut item by item (batched), not token by token
+                        return None if end is None else (start, end, line)
                     depth += 1
                     key_next = depth == 1
                     continue
@@ -189,6 +202,18 @@ def steps_span(path: Path | str) -> tuple[int, int, int] | None:
             if start < 0:
                 line += data.count(b"\n", 0, len(data) - len(carry))
             base += len(data) - len(carry)
+
+
+def _list_end(path: Path | str, start: int, line: int) -> int | None:
+    """The file offset just past the ``]`` of the list at ``start``; None when it is not closed
+    (an item's own error, such as one too long, is the steps' to report: read on past it)."""
+    items = _list_items(path, start, line, nested=True)
+    while True:
+        try:
+            next(items)
+        except StopIteration as stop:
+            end: int | None = stop.value
+            return end
 
 
 def holds_large_native_object(path: Path | str) -> bool:
@@ -242,13 +267,14 @@ def _streamed(name: str, start: int, end: int, line: int) -> Iterator[Trajectory
         yield err
         return
     count = 0
-    holes = False
-    for step in _steps(name, start, line):
+    marked = [False]
+    for step in _steps(name, start, line, marked):
         if isinstance(step, TrajectoryError):
             yield step
             return
         count += 1
-        holes = holes or step.has_holes
+    # a step's text without ``$`` or ``\`` holds no hole: walk the steps only where one does
+    holes = marked[0] and any(step.has_holes for step in _steps(name, start, line) if isinstance(step, Step))
     steps = StreamedSteps(name, start, line, count, holes)
     yield attrs.evolve(traj, steps=steps)  # type: ignore[arg-type] # a sequence read on demand
 

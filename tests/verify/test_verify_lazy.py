@@ -17,7 +17,7 @@ import envfactory
 from envfactory.cli import COMMANDS, cli
 
 ROOT = Path(__file__).resolve().parents[2]
-HEAVY = ("z3", "hypothesis", "faker")
+HEAVY = ("z3", "hypothesis", "faker", "jsonschema")  # jsonschema: a valid contract needs no explaining
 
 _PROBE = """
 import json, sys

@@ -7,7 +7,10 @@ as one generated function per operation.
   verifier without them (the closures and the undo log of ``envfactory._fastpath``);
 * rollback: whenever a step checker answers "not sure", the state is exactly as before the step,
   also when it gave up after it had written (two writes to one collection, the second undefined);
-* it settles the common case: every step of a valid trajectory of each bundled contract.
+* it settles the common case: every step of a valid trajectory of each bundled contract;
+* an invariant ``all(body for k in c)`` whose body reads a variable the step moves the way the
+  body's polarity allows (``create_ticket``: ``next_id`` grows, ``t < next_id``) is re-checked
+  at the written keys only (issue 20), under a run-time guard; drawn in the differential test.
 """
 
 from __future__ import annotations
@@ -88,6 +91,9 @@ INVARIANTS = [
     '"all(k < 3 for k in c)"',
     '"sum(1 for k in c if c[k].t != null) <= 1"',
     '"any(c[k].a == 1 for k in c) or len(c) < 2"',
+    '"all(k < n + 3 for k in c)"',  # per key after put while n grows (issue 20: polarity +1)
+    '"all(k + n <= 4 for k in c)"',  # polarity -1: put's growing n makes the checker unsure
+    '"all(c[k].t != null or k <= n for k in c)"',
 ]
 
 
@@ -238,3 +244,32 @@ def test_the_step_checkers_settle_every_step_of_valid_trajectories(name: str) ->
             assert answers[before:] == [True] * len(traj.steps), traj.id
             checked += 1
     assert checked
+
+
+def test_a_growing_counter_keeps_the_invariant_per_key() -> None:
+    """``create_ticket`` writes ``tickets[next_id]`` and raises ``next_id``: its checker re-checks
+    ``all(t < next_id for t in tickets)`` at the new key only (no loop over the tickets), guarded
+    by ``next_id`` not shrinking; the closures' plan still checks it whole."""
+    from envfactory._fastpath import collection_vars
+    from envfactory.contracts.codegen import step_source
+    from envfactory.verification import step_spec
+
+    contract = envfactory.load(ROOT / "examples" / "tickets" / "tickets.yaml")
+    verifier = Verifier(contract)
+    plan = verifier.plans["create_ticket"]
+    assert plan.monotone is not None and plan.monotone[1] == (("next_id", 1),)
+    assert [r.per_key is None for r in plan.invariants] == [True, False]  # the closures: whole
+    source, _, _ = step_source(step_spec(plan, collection_vars(contract)))
+    assert "for " not in source
+    # per key is sound only from a state where the invariant held: the initial one is checked whole
+    raw = {
+        "id": "t",
+        "initial": {"next_id": 1, "tickets": {"5": _ticket(5)}},
+        "steps": [{"tool": "create_ticket", "input": {"title": "a", "priority": "low"}}],
+    }
+    result = verifier.check(_trajectory(raw))
+    assert (result.verdict, result.step, result.kind) == ("invalid", 0, "invariant")
+
+
+def _ticket(tid: int) -> dict[str, Any]:
+    return {"id": tid, "title": "t", "priority": "low", "status": "open", "assignee": None}
