@@ -32,7 +32,7 @@ from envfactory.contracts.state import initial_state
 from envfactory.contracts.values import FrozenMap
 from envfactory.contracts.values import to_json as value_to_json
 from envfactory.statemachine import installed_solver
-from envfactory.statemachine.outputs import OutputSolver, OutputSynthesizer, clauses_hold
+from envfactory.statemachine.outputs import OneOfCheck, OutputSolver, OutputSynthesizer, clauses_hold
 from envfactory.statemachine.paths import get_path, plain_copy, schema_at, set_path
 from envfactory.statemachine.sampling import Sampler, derive_seed
 from envfactory.trajectory import Step, Trajectory
@@ -104,6 +104,7 @@ class _Compiled:
         }
         self.fresh_keys = {name: _fresh_key_paths(op) for name, op in closed.operations.items()}
         self.producers = frozenset(name for name, op in closed.operations.items() if op.reads_output)
+        self.one_of = OneOfCheck()
 
 
 _CACHE: dict[int, tuple[Contract, _Compiled]] = {}
@@ -252,7 +253,7 @@ class Simulator:
         failure = machine.check_requires(pre, op, value)
         if failure is not None:
             return _reject(failure.error_status or STATUS_FORBIDDEN, failure), pre
-        sampler = Sampler(random.Random(derive_seed(self.seed, index, tool)))
+        sampler = Sampler(random.Random(derive_seed(self.seed, index, tool)), exclusive=self._c.one_of)
         try:
             output, post = self._execute(op, value, pre, sampler)
         except EvaluationError:
@@ -358,7 +359,7 @@ def _freshen(
             continue
         key = get_path(output, path)
         if key is None and schema is not None:
-            drawn = sampler.value(schema_at(schema, path), schema, path[-1])
+            drawn = sampler.present(schema_at(schema, path), schema, path[-1])
             if isinstance(drawn, int | str) and not isinstance(drawn, bool):
                 key = drawn
                 output = set_path(output, path, key)

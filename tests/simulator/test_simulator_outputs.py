@@ -134,3 +134,22 @@ def test_recursive_schemas_stay_bounded() -> None:
 
     for seed in range(3):
         assert size(Sampler(random.Random(seed)).value(tree)) <= 2 * 2000 + 10
+
+
+NULLABLE = [
+    {"type": ["string", "null"], "pattern": "^AC[0-9a-f]{4}$"},
+    {"anyOf": [{"$ref": "#/$defs/P"}, {"type": "null"}], "$defs": SCHEMAS[9]["$defs"]},
+    {"type": ["object", "null"], "properties": {"id": {"type": "integer"}}, "required": ["id"]},
+    {"enum": ["a", None]},
+    {"oneOf": [{"type": "null"}, {"type": "integer", "minimum": 3}]},
+]
+
+
+@pytest.mark.parametrize("schema", [*SCHEMAS, *NULLABLE], ids=lambda s: str(s)[:40])
+@settings(max_examples=25, deadline=None, database=None, derandomize=True)
+@given(seed=st.integers(0, 2**32))
+def test_present_values_are_valid_and_never_null(schema: dict[str, object], seed: int) -> None:
+    # what an effect reads from an answer (a created record's key) is drawn as a value
+    value = Sampler(random.Random(seed)).present(schema)
+    assert value is not None
+    jsonschema.validate(value, schema)
