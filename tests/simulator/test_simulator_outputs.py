@@ -153,3 +153,27 @@ def test_present_values_are_valid_and_never_null(schema: dict[str, object], seed
     value = Sampler(random.Random(seed)).present(schema)
     assert value is not None
     jsonschema.validate(value, schema)
+
+
+NESTED_ALL_OF = {
+    # PagerDuty's shape: AddonReference = allOf [Reference, {type: enum}], Reference = allOf [base, ...]
+    "$defs": {
+        "Base": {
+            "type": "object",
+            "properties": {"id": {"type": "string"}, "type": {"type": "string"}},
+        },
+        "Reference": {"allOf": [{"$ref": "#/$defs/Base"}, {"type": "object", "required": ["type", "id"]}]},
+    },
+    "allOf": [
+        {"$ref": "#/$defs/Reference"},
+        {"type": "object", "properties": {"type": {"type": "string", "enum": ["addon_reference"]}}},
+    ],
+}
+
+
+@settings(max_examples=25, deadline=None, database=None, derandomize=True)
+@given(seed=st.integers(0, 2**32))
+def test_a_property_every_all_of_part_declares_satisfies_them_all(seed: int) -> None:
+    value = Sampler(random.Random(seed)).value(NESTED_ALL_OF)
+    jsonschema.validate(value, NESTED_ALL_OF)
+    assert value["type"] == "addon_reference"
