@@ -77,7 +77,11 @@ def _sorted_copy(defs: Any) -> Any:
     """A key-sorted copy of shared definitions, made once per document."""
     hit = _SORTED.get(id(defs))
     if hit is None or hit[0] is not defs:
-        hit = _SORTED[id(defs)] = (defs, orjson.loads(orjson.dumps(defs, option=orjson.OPT_SORT_KEYS)))
+        try:
+            copy = orjson.loads(orjson.dumps(defs, option=orjson.OPT_SORT_KEYS))
+        except TypeError:  # past orjson's reach (an integer beyond 64 bits): as they are
+            copy = defs
+        hit = _SORTED[id(defs)] = (defs, copy)
     return hit[1]
 
 

@@ -109,3 +109,12 @@ def test_fuzz_loads_the_document_once(tmp_path: Path, monkeypatch: pytest.Monkey
         main(["fuzz", str(path), "--target", "sim", "--max-examples", "3", "--seed", "1", "--no-graph"])
     assert done.value.code == 0
     assert loads == [str(path)]
+
+
+def test_definitions_orjson_cannot_serialise_still_compile() -> None:
+    # DigitalOcean's and OpenAI's documents write integers past 64 bits (exit 70 once)
+    defs = {"Big": {"type": "integer", "maximum": 2**70}}
+    gen = inputs.compile_schema(
+        {"type": "object", "properties": {"n": {"$ref": "#/$defs/Big"}}, "$defs": defs}
+    )
+    assert all(isinstance(v, dict) for v in _draws(gen, 5))
