@@ -199,6 +199,8 @@ class Sampler:
         self.rng = rng
         self.numbers = list(numbers)
         self.exclusive = exclusive
+        self.lean = False
+        """Draw every value lean (see ``_lean``): where only the answers' shape matters."""
         self._faker: Any = None
         self._nodes = 0
         self._stuck = False
@@ -322,7 +324,7 @@ class Sampler:
         """Past a quarter of the node budget, or deep down, draw the smallest valid value (no
         optional fields, shortest lists, null where allowed, the simplest branch): a large
         document's schemas (Stripe's) otherwise hit the budget and come out invalid."""
-        return self._nodes > MAX_NODES // 4 or depth > LEAN_DEPTH
+        return self.lean or self._nodes > MAX_NODES // 4 or depth > LEAN_DEPTH
 
     def _any(self, depth: int) -> Any:
         return self.rng.choice([self.rng.randint(0, 100), self.faker().word(), self.rng.random() < 0.5])

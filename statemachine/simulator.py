@@ -131,10 +131,14 @@ class Simulator:
         seed: int = 0,
         initial: Mapping[str, Any] | None = None,
         solve_output: OutputSolver | None = None,
+        lean: bool = False,
     ) -> None:
         """``solve_output`` answers the ensures no plain equation settles (default: the solver
-        installed by the composition root, see ``statemachine.install_solver``)."""
+        installed by the composition root, see ``statemachine.install_solver``); ``lean`` answers
+        with the smallest valid outputs (no optional fields: exploring a large document, where
+        only the state the calls leave matters)."""
         self.contract = contract
+        self.lean = lean
         self._c = _compiled(contract)
         self.solve_output = solve_output if solve_output is not None else installed_solver()
         self.seed = seed
@@ -164,6 +168,7 @@ class Simulator:
         twin.contract = self.contract
         twin._c = self._c
         twin.solve_output = self.solve_output
+        twin.lean = self.lean
         twin.seed = self.seed
         twin._initial = self._initial
         twin._state = self._state
@@ -254,6 +259,7 @@ class Simulator:
         if failure is not None:
             return _reject(failure.error_status or STATUS_FORBIDDEN, failure), pre
         sampler = Sampler(random.Random(derive_seed(self.seed, index, tool)), exclusive=self._c.one_of)
+        sampler.lean = self.lean
         try:
             output, post = self._execute(op, value, pre, sampler)
         except EvaluationError:
