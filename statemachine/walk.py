@@ -290,7 +290,8 @@ def explore(
                 if not child.call(tool, value).ok:
                     continue
                 calls = (*path, (tool, value))
-                post = abstraction.of(child.state)
+                # a call without effects leaves the very same snapshot (most of a large API's reads)
+                post = pre if child.state is sim.state else abstraction.of(child.state)
                 edges.setdefault((pre, tool, post), calls)
                 graph_edges.setdefault((pre[0], tool, post[0]), calls)
                 operations.setdefault(tool, calls)
