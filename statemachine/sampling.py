@@ -22,6 +22,8 @@ from envfactory.statemachine.paths import MAX_DEPTH, deref, merge_schemas, resol
 MAX_NODES = 2000
 """Most values one draw builds; past it nested values are null (a recursive schema cannot explode)."""
 _INT_SPAN = 1000
+MAX_HOPS = 3 * MAX_DEPTH
+"""References and compositions followed at one nesting depth at most (a cycle of references)."""
 LEAN_DEPTH = 6
 """Below this nesting depth the sampler draws lean values (see ``Sampler._lean``)."""
 ATTEMPTS = 8
@@ -218,10 +220,16 @@ class Sampler:
             self._faker = fake
         return self._faker
 
-    def value(self, schema: Any, root: Any = None, name: str | None = None, depth: int = 0) -> Any:
-        """A value for ``schema`` (``root`` is where ``#/...`` references resolve)."""
+    def value(
+        self, schema: Any, root: Any = None, name: str | None = None, depth: int = 0, hops: int = 0
+    ) -> Any:
+        """A value for ``schema`` (``root`` is where ``#/...`` references resolve).
+
+        ``depth`` is how deep the value nests; ``hops`` how many references and compositions led
+        to this schema at that depth: Plaid's records nest six deep through a ``$ref`` and an
+        ``allOf`` at each level, and counting those as depth cut the value off (null) at 12."""
         root = schema if root is None else root
-        if depth == 0:
+        if depth == 0 and hops == 0:
             self._nodes = 0
             self._stuck = False
         self._nodes += 1
@@ -229,7 +237,7 @@ class Sampler:
             return None
         if schema is True or schema is None or schema == {}:
             return self._any(depth)
-        if not isinstance(schema, Mapping) or depth > MAX_DEPTH:
+        if not isinstance(schema, Mapping) or depth > MAX_DEPTH or hops > MAX_HOPS:
             return None
         ref = schema.get("$ref")
         if isinstance(ref, str):
@@ -238,7 +246,7 @@ class Sampler:
                 return None
             rest = {k: v for k, v in schema.items() if k != "$ref"}
             resolved = {**target, **rest} if rest and isinstance(target, Mapping) else target
-            return self.value(resolved, root, name, depth + 1)
+            return self.value(resolved, root, name, depth, hops + 1)
         if "const" in schema:
             return schema["const"]
         if self._lean(depth) and (schema.get("nullable") is True or _admits_null(schema)):
@@ -251,12 +259,12 @@ class Sampler:
                 branches = schema[key]
                 branch = _simplest(branches) if self._lean(depth) else self.rng.choice(branches)
                 rest = {k: v for k, v in schema.items() if k != key}
-                drawn = self.value(merge_schemas(rest, branch), root, name, depth + 1)
+                drawn = self.value(merge_schemas(rest, branch), root, name, depth, hops + 1)
                 if key == "anyOf" or self.exclusive is None or self.exclusive(branches, root, drawn):
                     return drawn
                 for other in branches:
                     if other is not branch:
-                        again = self.value(merge_schemas(rest, other), root, name, depth + 1)
+                        again = self.value(merge_schemas(rest, other), root, name, depth, hops + 1)
                         if self.exclusive(branches, root, again):
                             return again
                 self._stuck = True
@@ -267,7 +275,7 @@ class Sampler:
                 if isinstance(part, Mapping) and isinstance(part.get("$ref"), str):
                     part = resolve_pointer(root, part["$ref"]) or {}
                 merged = merge_schemas(merged, part)
-            return self.value(merged, root, name, depth + 1)
+            return self.value(merged, root, name, depth, hops + 1)
         kind = self._kind(schema)
         if kind == "null":
             return None

@@ -177,3 +177,20 @@ def test_a_property_every_all_of_part_declares_satisfies_them_all(seed: int) -> 
     value = Sampler(random.Random(seed)).value(NESTED_ALL_OF)
     jsonschema.validate(value, NESTED_ALL_OF)
     assert value["type"] == "addon_reference"
+
+
+def _plaid_levels(levels: int) -> dict[str, object]:
+    """Plaid's Freddie Mac report shape: each record level a ``$ref`` to an ``allOf``."""
+    defs: dict[str, object] = {}
+    for i in range(levels):
+        inner = {"$ref": f"#/$defs/L{i + 1}"} if i + 1 < levels else {"type": "string"}
+        defs[f"L{i}"] = {"allOf": [{"type": "object", "properties": {"NEXT": inner}, "required": ["NEXT"]}]}
+    return {"$ref": "#/$defs/L0", "$defs": defs}
+
+
+@settings(max_examples=10, deadline=None, database=None, derandomize=True)
+@given(seed=st.integers(0, 2**32))
+def test_references_and_compositions_do_not_count_as_nesting(seed: int) -> None:
+    schema = _plaid_levels(8)  # 8 levels, 16 hops: was cut off (null) past 12
+    value = Sampler(random.Random(seed)).value(schema)
+    jsonschema.validate(value, schema)
