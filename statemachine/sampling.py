@@ -257,8 +257,11 @@ class Sampler:
         for key in ("oneOf", "anyOf"):
             if isinstance(schema.get(key), list) and schema[key]:
                 branches = schema[key]
-                branch = _simplest(branches) if self._lean(depth) else self.rng.choice(branches)
                 rest = {k: v for k, v in schema.items() if k != key}
+                # a branch whose type the rest excludes (the null of a nullable record that an
+                # allOf part says is an object: Box's shared_link) gives no value
+                fit = [b for b in branches if _types_meet(rest, deref(b, root))] or branches
+                branch = _simplest(fit) if self._lean(depth) else self.rng.choice(fit)
                 drawn = self.value(merge_schemas(rest, branch), root, name, depth, hops + 1)
                 if key == "anyOf" or self.exclusive is None or self.exclusive(branches, root, drawn):
                     return drawn
@@ -510,6 +513,19 @@ def _fits(value: Any, schema: Mapping[str, Any]) -> bool:
         return True
     is_bool = isinstance(value, bool)
     return any(isinstance(value, _JSON_TYPES.get(k, ())) and (k == "boolean" or not is_bool) for k in kinds)
+
+
+def _types_meet(a: Mapping[str, Any], b: Any) -> bool:
+    """Whether two schemas' declared types leave some type (either may declare none)."""
+    if not isinstance(b, Mapping) or "type" not in a or "type" not in b:
+        return True
+    left, right = set(_type_list(a["type"])), set(_type_list(b["type"]))
+    numeric = {"number", "integer"}
+    return bool(left & right) or bool(left & numeric and right & numeric and "number" in left | right)
+
+
+def _type_list(declared: Any) -> list[Any]:
+    return list(declared) if isinstance(declared, list) else [declared]
 
 
 def _admits_null(schema: Mapping[str, Any]) -> bool:
