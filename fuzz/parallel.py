@@ -37,13 +37,15 @@ class Job:
     call_timeout: float | None = None
 
 
-def run_job(job: Job) -> Summary:
-    """One seed's run, in whatever process runs it."""
+def run_job(job: Job, loaded: Any = None) -> Summary:
+    """One seed's run, in whatever process runs it (``loaded``: the contract, where the caller's
+    process has it already)."""
     from envfactory.contracts.loader import load
     from envfactory.fuzz.runner import fuzz
     from envfactory.fuzz.targets import open_target
 
-    loaded = load(job.contract, with_state=job.with_state, closed_world=job.closed_world)
+    if loaded is None:
+        loaded = load(job.contract, with_state=job.with_state, closed_world=job.closed_world)
     handle = open_target(
         job.target, loaded, seed=job.seed, isolate=job.isolate, call_timeout=job.call_timeout
     )
@@ -58,11 +60,14 @@ def seeds(seed: int, jobs: int) -> list[int]:
     return [seed + i for i in range(jobs)]
 
 
-def fuzz_jobs(jobs: list[Job], *, engine: str = "local", ray_address: str | None = None) -> Summary:
-    """Run every job (in worker processes, or on Ray) and merge their summaries."""
+def fuzz_jobs(
+    jobs: list[Job], *, engine: str = "local", ray_address: str | None = None, loaded: Any = None
+) -> Summary:
+    """Run every job (in worker processes, or on Ray) and merge their summaries; one local job
+    runs here, on ``loaded`` where given (loading a large document again cost as much again)."""
     started = time.monotonic()
     if len(jobs) == 1 and engine == "local":
-        return run_job(jobs[0])
+        return run_job(jobs[0], loaded)
     if engine == "ray":
         results = _on_ray(jobs, ray_address)
     else:

@@ -19,12 +19,13 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from envfactory.contracts import ir
-from envfactory.contracts.errors import EvaluationError
+from envfactory.contracts._validate import SchemaValidator
+from envfactory.contracts.errors import ContractError, EvaluationError
 from envfactory.contracts.evaluator import Env, compile_expr
 from envfactory.contracts.model import Clause, Operation
 from envfactory.contracts.values import FrozenMap
 from envfactory.statemachine.keys import key_uses
-from envfactory.statemachine.paths import Path, deref, get_path, plain_copy, set_path
+from envfactory.statemachine.paths import Path, deref, get_path, plain_copy, schema_at, set_path
 from envfactory.statemachine.sampling import ATTEMPTS, Sampler
 
 OutputSolver = Callable[[Operation, Sequence[ir.Expr], FrozenMap, Any, Any], Any]
@@ -58,6 +59,7 @@ class OutputSynthesizer:
 
     def __init__(self, operations: Mapping[str, Operation], collections: Sequence[str] = ()) -> None:
         self._plans = {name: _Plan(op) for name, op in operations.items()}
+        self._needed = {name: output_reads(op) for name, op in operations.items()}
         self._collections = tuple(collections)
         names = frozenset(collections)
         self._reads = {
@@ -95,6 +97,7 @@ class OutputSynthesizer:
         if value is None and op.output_schema is not None:
             value = _echo_input(op, _valid_sample(op, sampler), input)
             value = self._echo_state(op, value, state, input, pre)
+            value = _present(op, value, self._needed[op.name], sampler)
         env = Env(state, input)
         for path, fn in plan.assign:
             try:
@@ -201,6 +204,46 @@ def _valid_sample(op: Operation, sampler: Sampler) -> Any:
     return value
 
 
+def output_reads(op: Operation) -> tuple[Path, ...]:
+    """The output fields ``op``'s effects and ensures read (each with the records above it),
+    shortest first: what an answer must hold, not null, for the effects to be defined (the key
+    of a created record and the record) and the ensures to be decidable."""
+    found: set[Path] = set()
+    exprs = [c.expr for c in op.ensures]
+    for effect in op.effects:
+        exprs.extend(e for e in (effect.target.key, effect.value) if e is not None)
+    for expr in exprs:
+        for node in ir.walk(expr):
+            path = ir.field_path(node, "output")
+            if path is not None:
+                found.add(path)
+    return tuple(sorted(found, key=lambda p: (len(p), p)))
+
+
+def _present(op: Operation, value: Any, paths: Sequence[Path], sampler: Sampler) -> Any:
+    """``value`` with every path in ``paths`` present and not null: each missing or null one
+    drawn (not null) from the output schema, a whole record where a record is missing, so that
+    its required fields come with it (DigitalOcean wraps a created record in a field it leaves
+    optional; Twilio writes every field nullable, the created record's ``sid`` too)."""
+    schema = op.output_schema
+    if schema is None or all(get_path(value, p) is not None for p in paths):
+        return value
+    validator = op.output_validator
+    filled = value
+    for _ in range(ATTEMPTS):
+        filled = value
+        for path in paths:
+            if get_path(filled, path) is not None:
+                continue
+            if path and not isinstance(get_path(filled, path[:-1]), Mapping):
+                continue  # a record drawn as something else (a string id for an expandable one)
+            name = path[-1] if path else None
+            filled = set_path(filled, path, sampler.present(schema_at(schema, path), schema, name))
+        if validator is None or validator.is_valid(filled):
+            break
+    return filled
+
+
 def _echo_input(op: Operation, value: Any, input: Any) -> Any:
     """Free output fields named like input fields take the input's value (an API echoes what it
     was given: the title of the ticket just created), where the schema admits it."""
@@ -212,6 +255,27 @@ def _echo_input(op: Operation, value: Any, input: Any) -> Any:
     echoed = {**value, **{k: plain_copy(input[k]) for k in shared}}
     validator = op.output_validator
     return echoed if validator is None or validator.is_valid(echoed) else value
+
+
+class OneOfCheck:
+    """``Exclusive`` for the sampler: each ``oneOf`` of a contract's output schemas compiled once
+    into a validator of its own (with the definitions it reaches), asked whether a drawn value
+    matches exactly one branch. Whole-output re-draws cannot fix an overlap that every draw of a
+    branch has (OpenAI's open transcription objects: a verbose answer is a plain one too)."""
+
+    def __init__(self) -> None:
+        self._compiled: dict[int, tuple[list[Any], SchemaValidator | None]] = {}
+
+    def __call__(self, branches: list[Any], root: Any, value: Any) -> bool:
+        hit = self._compiled.get(id(branches))
+        if hit is None or hit[0] is not branches:
+            defs = {k: root[k] for k in ("$defs", "definitions") if isinstance(root, Mapping) and k in root}
+            try:
+                validator: SchemaValidator | None = SchemaValidator({"oneOf": branches, **defs})
+            except ContractError:
+                validator = None  # a reference this piece cannot resolve: the whole output decides
+            hit = self._compiled[id(branches)] = (branches, validator)
+        return hit[1] is None or hit[1].is_valid(value)
 
 
 def clauses_hold(clauses: Sequence[Clause], state: FrozenMap, input: Any, output: Any = None) -> bool:
@@ -227,4 +291,4 @@ def clauses_hold(clauses: Sequence[Clause], state: FrozenMap, input: Any, output
     return True
 
 
-__all__ = ["OutputSolver", "OutputSynthesizer", "clauses_hold"]
+__all__ = ["OneOfCheck", "OutputSolver", "OutputSynthesizer", "clauses_hold", "output_reads"]

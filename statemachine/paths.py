@@ -43,17 +43,31 @@ def plain_copy(value: Any) -> Any:
 
 
 def merge_schemas(a: Mapping[str, Any], b: Any) -> dict[str, Any]:
+    """One schema for values that satisfy both ``a`` and ``b`` (parts of an ``allOf``, or a
+    schema and the branch drawn from it): a property both declare must satisfy both schemas
+    (PagerDuty's ``AddonReference`` narrows its ``Reference``'s ``type`` string to an enum)."""
     if not isinstance(b, Mapping):
         return dict(a)
     merged = dict(a)
     for key, value in b.items():
         if key == "properties" and isinstance(merged.get(key), Mapping) and isinstance(value, Mapping):
-            merged[key] = {**merged[key], **value}
+            props = dict(merged[key])
+            for name, sub in value.items():
+                old = props.get(name)
+                props[name] = sub if old is None or old == sub or old in ({}, True) else {"allOf": [old, sub]}
+            merged[key] = props
         elif key == "required" and isinstance(merged.get(key), list) and isinstance(value, list):
             merged[key] = list(dict.fromkeys([*merged[key], *value]))
+        elif key == "type" and key in merged:
+            both = [t for t in _types(value) if t in _types(merged[key])]
+            merged[key] = (both[0] if len(both) == 1 else both) if both else value
         else:
             merged[key] = value
     return merged
+
+
+def _types(declared: Any) -> list[Any]:
+    return list(declared) if isinstance(declared, list) else [declared]
 
 
 def resolve_pointer(root: Any, ref: str, missing: Any = None) -> Any:

@@ -14,14 +14,16 @@ import random
 import re
 import string
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from envfactory.statemachine.paths import MAX_DEPTH, merge_schemas, resolve_pointer
+from envfactory.statemachine.paths import MAX_DEPTH, deref, merge_schemas, resolve_pointer
 
 MAX_NODES = 2000
 """Most values one draw builds; past it nested values are null (a recursive schema cannot explode)."""
 _INT_SPAN = 1000
+MAX_HOPS = 3 * MAX_DEPTH
+"""References and compositions followed at one nesting depth at most (a cycle of references)."""
 LEAN_DEPTH = 6
 """Below this nesting depth the sampler draws lean values (see ``Sampler._lean``)."""
 ATTEMPTS = 8
@@ -181,14 +183,31 @@ LATEST_TIMESTAMP = 1_893_456_000
 """Sampled dates fall between 1970 and 2030-01-01 (UTC)."""
 
 
-class Sampler:
-    """Draws JSON values from a schema with one ``random.Random`` (and Faker reseeded from it)."""
+Exclusive = Callable[[list[Any], Any, Any], bool]
+"""``exclusive(branches, root, value)``: whether ``value`` matches exactly one of a ``oneOf``'s
+``branches`` (``root`` is where their references resolve)."""
 
-    def __init__(self, rng: random.Random, numbers: Sequence[int] = ()) -> None:
+
+class Sampler:
+    """Draws JSON values from a schema with one ``random.Random`` (and Faker reseeded from it).
+
+    ``exclusive``, where given, is asked about every value drawn for a ``oneOf``: a value drawn
+    from one branch may match another too (open objects overlap: OpenAI's transcription answers),
+    and then the other branches are tried in turn."""
+
+    def __init__(
+        self, rng: random.Random, numbers: Sequence[int] = (), exclusive: Exclusive | None = None
+    ) -> None:
         self.rng = rng
         self.numbers = list(numbers)
+        self.exclusive = exclusive
+        self.lean = False
+        """Draw every value lean (see ``_lean``): where only the answers' shape matters."""
         self._faker: Any = None
         self._nodes = 0
+        self._stuck = False
+        """Set when a ``oneOf`` had no branch to give a value of its own (a document's branches
+        may all overlap: PagerDuty's ``agent``): the nearest optional field above is left out."""
 
     def reseed(self, seed: int) -> None:
         self.rng.seed(seed)
@@ -201,17 +220,24 @@ class Sampler:
             self._faker = fake
         return self._faker
 
-    def value(self, schema: Any, root: Any = None, name: str | None = None, depth: int = 0) -> Any:
-        """A value for ``schema`` (``root`` is where ``#/...`` references resolve)."""
+    def value(
+        self, schema: Any, root: Any = None, name: str | None = None, depth: int = 0, hops: int = 0
+    ) -> Any:
+        """A value for ``schema`` (``root`` is where ``#/...`` references resolve).
+
+        ``depth`` is how deep the value nests; ``hops`` how many references and compositions led
+        to this schema at that depth: Plaid's records nest six deep through a ``$ref`` and an
+        ``allOf`` at each level, and counting those as depth cut the value off (null) at 12."""
         root = schema if root is None else root
-        if depth == 0:
+        if depth == 0 and hops == 0:
             self._nodes = 0
+            self._stuck = False
         self._nodes += 1
         if self._nodes > MAX_NODES:
             return None
         if schema is True or schema is None or schema == {}:
             return self._any(depth)
-        if not isinstance(schema, Mapping) or depth > MAX_DEPTH:
+        if not isinstance(schema, Mapping) or depth > MAX_DEPTH or hops > MAX_HOPS:
             return None
         ref = schema.get("$ref")
         if isinstance(ref, str):
@@ -220,26 +246,39 @@ class Sampler:
                 return None
             rest = {k: v for k, v in schema.items() if k != "$ref"}
             resolved = {**target, **rest} if rest and isinstance(target, Mapping) else target
-            return self.value(resolved, root, name, depth + 1)
+            return self.value(resolved, root, name, depth, hops + 1)
         if "const" in schema:
             return schema["const"]
         if self._lean(depth) and (schema.get("nullable") is True or _admits_null(schema)):
             return None
         if "enum" in schema and isinstance(schema["enum"], list) and schema["enum"]:
-            return self.rng.choice(schema["enum"])
+            # an enum merged with a part that narrows the type (a nullable enum in an allOf)
+            return self.rng.choice([v for v in schema["enum"] if _fits(v, schema)] or schema["enum"])
         for key in ("oneOf", "anyOf"):
             if isinstance(schema.get(key), list) and schema[key]:
                 branches = schema[key]
-                branch = _simplest(branches) if self._lean(depth) else self.rng.choice(branches)
                 rest = {k: v for k, v in schema.items() if k != key}
-                return self.value(merge_schemas(rest, branch), root, name, depth + 1)
+                # a branch whose type the rest excludes (the null of a nullable record that an
+                # allOf part says is an object: Box's shared_link) gives no value
+                fit = [b for b in branches if _types_meet(rest, deref(b, root))] or branches
+                branch = _simplest(fit) if self._lean(depth) else self.rng.choice(fit)
+                drawn = self.value(merge_schemas(rest, branch), root, name, depth, hops + 1)
+                if key == "anyOf" or self.exclusive is None or self.exclusive(branches, root, drawn):
+                    return drawn
+                for other in branches:
+                    if other is not branch:
+                        again = self.value(merge_schemas(rest, other), root, name, depth, hops + 1)
+                        if self.exclusive(branches, root, again):
+                            return again
+                self._stuck = True
+                return drawn
         if isinstance(schema.get("allOf"), list):
             merged: dict[str, Any] = {k: v for k, v in schema.items() if k != "allOf"}
             for part in schema["allOf"]:
                 if isinstance(part, Mapping) and isinstance(part.get("$ref"), str):
                     part = resolve_pointer(root, part["$ref"]) or {}
                 merged = merge_schemas(merged, part)
-            return self.value(merged, root, name, depth + 1)
+            return self.value(merged, root, name, depth, hops + 1)
         kind = self._kind(schema)
         if kind == "null":
             return None
@@ -257,16 +296,29 @@ class Sampler:
             return self.object(schema, root, depth)
         return self._any(depth)
 
+    def present(self, schema: Any, root: Any = None, name: str | None = None) -> Any:
+        """A value for ``schema`` that is not null (None only when the schema admits nothing
+        else): what an effect reads from a response (a created record and its key) must be
+        there, even where the document writes every field nullable (Twilio's)."""
+        root = schema if root is None else root
+        solid = non_null(schema, root)
+        value = None
+        for _ in range(ATTEMPTS):
+            value = self.value(solid, root, name)
+            if value is not None:
+                break
+        return value
+
     def _kind(self, schema: Mapping[str, Any]) -> str:
         declared = schema.get("type")
         if isinstance(declared, list):
             kinds = [k for k in declared if isinstance(k, str)]
             if not kinds:
                 return "any"
-            non_null = [k for k in kinds if k != "null"]
-            if "null" in kinds and (not non_null or self.rng.random() < 0.2):
+            solid = [k for k in kinds if k != "null"]
+            if "null" in kinds and (not solid or self.rng.random() < 0.2):
                 return "null"
-            return self.rng.choice(non_null)
+            return self.rng.choice(solid)
         if isinstance(declared, str):
             return declared
         if "properties" in schema or "required" in schema:
@@ -283,7 +335,7 @@ class Sampler:
         """Past a quarter of the node budget, or deep down, draw the smallest valid value (no
         optional fields, shortest lists, null where allowed, the simplest branch): a large
         document's schemas (Stripe's) otherwise hit the budget and come out invalid."""
-        return self._nodes > MAX_NODES // 4 or depth > LEAN_DEPTH
+        return self.lean or self._nodes > MAX_NODES // 4 or depth > LEAN_DEPTH
 
     def _any(self, depth: int) -> Any:
         return self.rng.choice([self.rng.randint(0, 100), self.faker().word(), self.rng.random() < 0.5])
@@ -372,7 +424,12 @@ class Sampler:
         hi = hi if isinstance(hi, int) and hi >= lo else lo + 3
         items = schema.get("items", {})
         count = lo if self._lean(depth) else self.rng.randint(lo, min(hi, lo + 3))
-        result = [self.value(items, root, None, depth + 1) for _ in range(count)]
+        result: list[Any] = []
+        for _ in range(count):
+            item, stuck = self._part(items, root, None, depth + 1)
+            if not stuck or len(result) < lo:
+                self._stuck = self._stuck or stuck
+                result.append(item)
         if schema.get("uniqueItems"):
             unique: list[Any] = []
             for item in result:
@@ -380,6 +437,13 @@ class Sampler:
                     unique.append(item)
             result = unique
         return result
+
+    def _part(self, schema: Any, root: Any, name: str | None, depth: int) -> tuple[Any, bool]:
+        """A value for a field or an item, and whether it is stuck (see ``_stuck``)."""
+        outer, self._stuck = self._stuck, False
+        drawn = self.value(schema, root, name, depth)
+        stuck, self._stuck = self._stuck, outer
+        return drawn, stuck
 
     def object(self, schema: Mapping[str, Any], root: Any, depth: int) -> dict[str, Any]:
         props = schema.get("properties")
@@ -390,10 +454,78 @@ class Sampler:
         lean = self._lean(depth)
         for key, sub in props.items():
             if key in required or (not lean and self.rng.random() < 0.5):
-                result[key] = self.value(sub, root, key, depth + 1)
+                drawn, stuck = self._part(sub, root, key, depth + 1)
+                if stuck and key not in required:
+                    continue  # no value of its own: an optional field can be left out
+                self._stuck = self._stuck or stuck
+                result[key] = drawn
         for key in sorted(k for k in required if k not in result and isinstance(k, str)):
             result[key] = self._any(depth)
         return result
+
+
+def non_null(schema: Any, root: Any) -> Any:
+    """``schema`` (its ``$ref`` followed) without the null it admits at the top: a type list
+    without ``"null"``, no ``nullable``, no null in ``enum``, no branch of ``anyOf``/``oneOf``
+    that admits only null. Unchanged where null is all it admits."""
+    node = deref(schema, root)
+    if not isinstance(node, Mapping) or node.get("type") == "null" or node.get("const", 0) is None:
+        return node
+    out = {k: v for k, v in node.items() if k != "nullable"}
+    declared = out.get("type")
+    if isinstance(declared, list) and any(k != "null" for k in declared):
+        out["type"] = [k for k in declared if k != "null"]
+    if isinstance(out.get("enum"), list) and any(v is not None for v in out["enum"]):
+        out["enum"] = [v for v in out["enum"] if v is not None]
+    for key in ("anyOf", "oneOf"):
+        branches = out.get(key)
+        if isinstance(branches, list):
+            kept = [b for b in branches if not _only_null(deref(b, root))]
+            if kept and len(kept) < len(branches):
+                out[key] = [non_null(b, root) for b in kept] if key == "anyOf" else kept
+    return out
+
+
+def _only_null(schema: Any) -> bool:
+    return isinstance(schema, Mapping) and (
+        schema.get("type") == "null"
+        or schema.get("type") == ["null"]
+        or ("const" in schema and schema["const"] is None)
+    )
+
+
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "null": (type(None),),
+    "boolean": (bool,),
+    "integer": (int,),
+    "number": (int, float),
+    "string": (str,),
+    "array": (list,),
+    "object": (dict,),
+}
+
+
+def _fits(value: Any, schema: Mapping[str, Any]) -> bool:
+    """Whether ``value`` has a JSON type the schema's ``type`` admits (any when it has none)."""
+    declared = schema.get("type")
+    kinds = declared if isinstance(declared, list) else [declared] if isinstance(declared, str) else None
+    if kinds is None:
+        return True
+    is_bool = isinstance(value, bool)
+    return any(isinstance(value, _JSON_TYPES.get(k, ())) and (k == "boolean" or not is_bool) for k in kinds)
+
+
+def _types_meet(a: Mapping[str, Any], b: Any) -> bool:
+    """Whether two schemas' declared types leave some type (either may declare none)."""
+    if not isinstance(b, Mapping) or "type" not in a or "type" not in b:
+        return True
+    left, right = set(_type_list(a["type"])), set(_type_list(b["type"]))
+    numeric = {"number", "integer"}
+    return bool(left & right) or bool(left & numeric and right & numeric and "number" in left | right)
+
+
+def _type_list(declared: Any) -> list[Any]:
+    return list(declared) if isinstance(declared, list) else [declared]
 
 
 def _admits_null(schema: Mapping[str, Any]) -> bool:
@@ -450,9 +582,11 @@ __all__ = [
     "ATTEMPTS",
     "LATEST_TIMESTAMP",
     "MAX_NODES",
+    "Exclusive",
     "Sampler",
     "derive_seed",
     "faker_instance",
     "int_bounds",
+    "non_null",
     "sample_regex",
 ]

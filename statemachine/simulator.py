@@ -32,7 +32,7 @@ from envfactory.contracts.state import initial_state
 from envfactory.contracts.values import FrozenMap
 from envfactory.contracts.values import to_json as value_to_json
 from envfactory.statemachine import installed_solver
-from envfactory.statemachine.outputs import OutputSolver, OutputSynthesizer, clauses_hold
+from envfactory.statemachine.outputs import OneOfCheck, OutputSolver, OutputSynthesizer, clauses_hold
 from envfactory.statemachine.paths import get_path, plain_copy, schema_at, set_path
 from envfactory.statemachine.sampling import Sampler, derive_seed
 from envfactory.trajectory import Step, Trajectory
@@ -104,6 +104,7 @@ class _Compiled:
         }
         self.fresh_keys = {name: _fresh_key_paths(op) for name, op in closed.operations.items()}
         self.producers = frozenset(name for name, op in closed.operations.items() if op.reads_output)
+        self.one_of = OneOfCheck()
 
 
 _CACHE: dict[int, tuple[Contract, _Compiled]] = {}
@@ -130,10 +131,14 @@ class Simulator:
         seed: int = 0,
         initial: Mapping[str, Any] | None = None,
         solve_output: OutputSolver | None = None,
+        lean: bool = False,
     ) -> None:
         """``solve_output`` answers the ensures no plain equation settles (default: the solver
-        installed by the composition root, see ``statemachine.install_solver``)."""
+        installed by the composition root, see ``statemachine.install_solver``); ``lean`` answers
+        with the smallest valid outputs (no optional fields: exploring a large document, where
+        only the state the calls leave matters)."""
         self.contract = contract
+        self.lean = lean
         self._c = _compiled(contract)
         self.solve_output = solve_output if solve_output is not None else installed_solver()
         self.seed = seed
@@ -163,6 +168,7 @@ class Simulator:
         twin.contract = self.contract
         twin._c = self._c
         twin.solve_output = self.solve_output
+        twin.lean = self.lean
         twin.seed = self.seed
         twin._initial = self._initial
         twin._state = self._state
@@ -252,7 +258,8 @@ class Simulator:
         failure = machine.check_requires(pre, op, value)
         if failure is not None:
             return _reject(failure.error_status or STATUS_FORBIDDEN, failure), pre
-        sampler = Sampler(random.Random(derive_seed(self.seed, index, tool)))
+        sampler = Sampler(random.Random(derive_seed(self.seed, index, tool)), exclusive=self._c.one_of)
+        sampler.lean = self.lean
         try:
             output, post = self._execute(op, value, pre, sampler)
         except EvaluationError:
@@ -358,7 +365,7 @@ def _freshen(
             continue
         key = get_path(output, path)
         if key is None and schema is not None:
-            drawn = sampler.value(schema_at(schema, path), schema, path[-1])
+            drawn = sampler.present(schema_at(schema, path), schema, path[-1])
             if isinstance(drawn, int | str) and not isinstance(drawn, bool):
                 key = drawn
                 output = set_path(output, path, key)

@@ -53,6 +53,10 @@ EXPLORE_TRIES = 8_000
 """Operations tried per exploration at most (states expanded x operations): a contract with a
 handful of operations keeps every one of its 400 states; Stripe (417) expands 19, so that
 ``generate`` costs in proportion to the document rather than 400 x 417 simulated calls."""
+LEAN_EXPLORE = 20
+"""Past this many operations, exploration's simulator answers lean (only required fields): it
+keeps the calls, not the answers (coverage paths are replayed with full answers), and drawing
+Stripe's whole objects for 8,000 exploring calls was most of ``generate``'s time."""
 Call = tuple[str, Any]
 Path = tuple[str, ...]
 
@@ -259,7 +263,7 @@ def explore(
     abstraction = Abstraction(contract)
     rng = random.Random(derive_seed(seed, "explore"))
     sampler = Sampler(rng)
-    start = Simulator(contract, seed=seed)
+    start = Simulator(contract, seed=seed, lean=len(contract.operations) > LEAN_EXPLORE)
     seen = {abstraction.of(start.state)}
     queue: deque[tuple[Simulator, tuple[Call, ...]]] = deque([(start, ())])
     edges: dict[Edge, tuple[Call, ...]] = {}
@@ -286,7 +290,8 @@ def explore(
                 if not child.call(tool, value).ok:
                     continue
                 calls = (*path, (tool, value))
-                post = abstraction.of(child.state)
+                # a call without effects leaves the very same snapshot (most of a large API's reads)
+                post = pre if child.state is sim.state else abstraction.of(child.state)
                 edges.setdefault((pre, tool, post), calls)
                 graph_edges.setdefault((pre[0], tool, post[0]), calls)
                 operations.setdefault(tool, calls)

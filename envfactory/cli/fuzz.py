@@ -179,6 +179,7 @@ def command(
             ],
             engine="ray" if engine == "ray" else "local",
             ray_address=ray_address,
+            loaded=loaded,
         )
     if output is not None:
         trajs = F.trajectories(

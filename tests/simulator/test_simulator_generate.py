@@ -6,6 +6,7 @@ import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -182,3 +183,70 @@ def test_generation_covers_every_edge_of_the_state_graph(name: str) -> None:
             covered.add((before, step.tool, valuation(preds, sim.state)))
     assert edges <= covered
     assert covered <= edges  # every concrete transition is one the graph has
+
+
+def _wide_contract(tmp_path: Path, operations: int) -> Contract:
+    """A document of ``operations`` creates, each answering a record with many optional fields."""
+    lines = ["openapi: 3.0.0", "info: {title: wide, version: '1'}", "paths:"]
+    for i in range(operations):
+        lines += [
+            f"  /things{i}:",
+            "    post:",
+            f"      operationId: make{i}",
+            "      responses:",
+            "        '201':",
+            "          description: made",
+            "          content:",
+            "            application/json:",
+            "              schema: {$ref: '#/components/schemas/Thing'}",
+        ]
+    optional = ", ".join(f"f{k}: {{type: string}}" for k in range(30))
+    lines += [
+        "components:",
+        "  schemas:",
+        "    Thing:",
+        "      type: object",
+        f"      properties: {{id: {{type: integer}}, {optional}}}",
+        "      required: [id]",
+    ]
+    path = tmp_path / "wide.yaml"
+    path.write_text("\n".join(lines) + "\n", "utf-8")
+    return envfactory.load(path)
+
+
+def test_a_lean_simulator_answers_only_required_fields_and_stays_valid(tmp_path: Path) -> None:
+    from envfactory.statemachine.simulator import Simulator
+
+    contract = _wide_contract(tmp_path, 2)
+    full = [Simulator(contract, seed=s).call("make0", {}) for s in range(10)]
+    lean = [Simulator(contract, seed=s, lean=True).call("make0", {}) for s in range(10)]
+    assert all(r.ok for r in full + lean)
+    assert all(set(r.output) == {"id"} for r in lean)
+    assert sum(len(r.output) for r in full) > 10 * 5
+    assert Simulator(contract, lean=True).fork().lean
+
+
+def test_exploring_a_large_document_draws_lean_answers_and_generation_stays_valid(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from envfactory.statemachine import walk
+
+    made: list[bool] = []
+    real = walk.Simulator
+
+    def counting(*args: Any, **kw: Any) -> Any:
+        made.append(bool(kw.get("lean")))
+        return real(*args, **kw)
+
+    monkeypatch.setattr(walk, "Simulator", counting)
+    contract = _wide_contract(tmp_path, walk.LEAN_EXPLORE + 1)
+    found = explore(contract, seed=1)
+    assert made == [True] and len(found.operations) == walk.LEAN_EXPLORE + 1
+    trajs = list(generate(contract, 5, seed=1))
+    results = list(envfactory.verify(contract, trajs))
+    assert Counter(r.verdict for r in results) == {"valid": 5}
+    # the trajectories' answers are full ones: replayed, not the exploration's lean answers
+    assert any(len(s.output) > 1 for t in trajs for s in t.steps)
+    made.clear()
+    explore(_wide_contract(tmp_path, 2), seed=1)
+    assert made == [False]

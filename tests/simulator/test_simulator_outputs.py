@@ -134,3 +134,86 @@ def test_recursive_schemas_stay_bounded() -> None:
 
     for seed in range(3):
         assert size(Sampler(random.Random(seed)).value(tree)) <= 2 * 2000 + 10
+
+
+NULLABLE = [
+    {"type": ["string", "null"], "pattern": "^AC[0-9a-f]{4}$"},
+    {"anyOf": [{"$ref": "#/$defs/P"}, {"type": "null"}], "$defs": SCHEMAS[9]["$defs"]},
+    {"type": ["object", "null"], "properties": {"id": {"type": "integer"}}, "required": ["id"]},
+    {"enum": ["a", None]},
+    {"oneOf": [{"type": "null"}, {"type": "integer", "minimum": 3}]},
+]
+
+
+@pytest.mark.parametrize("schema", [*SCHEMAS, *NULLABLE], ids=lambda s: str(s)[:40])
+@settings(max_examples=25, deadline=None, database=None, derandomize=True)
+@given(seed=st.integers(0, 2**32))
+def test_present_values_are_valid_and_never_null(schema: dict[str, object], seed: int) -> None:
+    # what an effect reads from an answer (a created record's key) is drawn as a value
+    value = Sampler(random.Random(seed)).present(schema)
+    assert value is not None
+    jsonschema.validate(value, schema)
+
+
+NESTED_ALL_OF = {
+    # PagerDuty's shape: AddonReference = allOf [Reference, {type: enum}], Reference = allOf [base, ...]
+    "$defs": {
+        "Base": {
+            "type": "object",
+            "properties": {"id": {"type": "string"}, "type": {"type": "string"}},
+        },
+        "Reference": {"allOf": [{"$ref": "#/$defs/Base"}, {"type": "object", "required": ["type", "id"]}]},
+    },
+    "allOf": [
+        {"$ref": "#/$defs/Reference"},
+        {"type": "object", "properties": {"type": {"type": "string", "enum": ["addon_reference"]}}},
+    ],
+}
+
+
+@settings(max_examples=25, deadline=None, database=None, derandomize=True)
+@given(seed=st.integers(0, 2**32))
+def test_a_property_every_all_of_part_declares_satisfies_them_all(seed: int) -> None:
+    value = Sampler(random.Random(seed)).value(NESTED_ALL_OF)
+    jsonschema.validate(value, NESTED_ALL_OF)
+    assert value["type"] == "addon_reference"
+
+
+def _plaid_levels(levels: int) -> dict[str, object]:
+    """Plaid's Freddie Mac report shape: each record level a ``$ref`` to an ``allOf``."""
+    defs: dict[str, object] = {}
+    for i in range(levels):
+        inner = {"$ref": f"#/$defs/L{i + 1}"} if i + 1 < levels else {"type": "string"}
+        defs[f"L{i}"] = {"allOf": [{"type": "object", "properties": {"NEXT": inner}, "required": ["NEXT"]}]}
+    return {"$ref": "#/$defs/L0", "$defs": defs}
+
+
+@settings(max_examples=10, deadline=None, database=None, derandomize=True)
+@given(seed=st.integers(0, 2**32))
+def test_references_and_compositions_do_not_count_as_nesting(seed: int) -> None:
+    schema = _plaid_levels(8)  # 8 levels, 16 hops: was cut off (null) past 12
+    value = Sampler(random.Random(seed)).value(schema)
+    jsonschema.validate(value, schema)
+
+
+NULLABLE_NARROWED = {
+    # Box's File--Full: one allOf part writes shared_link nullable, another says it is an object
+    "$defs": {"Link": {"type": "object", "properties": {"url": {"type": "string"}}, "required": ["url"]}},
+    "allOf": [
+        {
+            "type": "object",
+            "properties": {"shared_link": {"anyOf": [{"$ref": "#/$defs/Link"}, {"type": "null"}]}},
+        },
+        {"type": "object", "properties": {"shared_link": {"type": "object"}}, "required": ["shared_link"]},
+    ],
+}
+
+
+@pytest.mark.parametrize("lean", [False, True])
+@settings(max_examples=15, deadline=None, database=None, derandomize=True)
+@given(seed=st.integers(0, 2**32))
+def test_a_branch_whose_type_another_part_excludes_is_not_drawn(lean: bool, seed: int) -> None:
+    sampler = Sampler(random.Random(seed))
+    sampler.lean = lean  # the null branch is the simplest, so lean drawing picked it
+    value = sampler.value(NULLABLE_NARROWED)
+    jsonschema.validate(value, NULLABLE_NARROWED)
