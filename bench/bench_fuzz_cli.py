@@ -21,7 +21,9 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -30,35 +32,54 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from bench_fuzz import CORRECT, DEEP, IMPLS  # noqa: E402
 
-CPU_CLOCK = (
-    "import sys, time, types\n"
-    "import envfactory.fuzz.runner as runner\n"
-    "runner.time = types.SimpleNamespace(**{**vars(time), 'monotonic': time.process_time})\n"
+CHILD = (
+    "import atexit, resource, sys, time, types\n"
+    "def cpu():\n"
+    "    seconds = 0.0\n"
+    "    for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN):\n"
+    "        usage = resource.getrusage(who)\n"
+    "        seconds += usage.ru_utime + usage.ru_stime\n"
+    "    sys.stderr.write(f'\\ncpu-seconds {seconds}\\n')\n"
+    "atexit.register(cpu)\n"
+    "if sys.argv[1] == 'cpu-clock':\n"
+    "    import envfactory.fuzz.runner as runner\n"
+    "    runner.time = types.SimpleNamespace(**{**vars(time), 'monotonic': time.process_time})\n"
     "from envfactory.cli import main\n"
-    "sys.argv[0] = 'envfactory'\n"
+    "sys.argv[0:2] = ['envfactory']\n"
     "main()\n"
 )
-"""A child that runs the CLI with the fuzz runner's clock set to the process's CPU time."""
+"""The child: the CLI (with the fuzz runner's clock set to the process's CPU time where asked),
+reporting the CPU seconds of the whole process and its workers on its last line of stderr."""
 
 
-def run_one(contract: str, impl: str, cls: str, seed: int, budget: float, cpu_clock: bool) -> dict[str, Any]:
+def run_one(
+    contract: str, impl: str, cls: str, seed: int, budget: float, cpu_clock: bool, site: str | None = None
+) -> dict[str, Any]:
     spec = f"python:{IMPLS / impl}:{cls}"
     args = ["fuzz", str(IMPLS / contract), "--target", spec]
     args += ["--time-budget", f"{budget:g}", "--seed", str(seed), "--format", "json"]
-    command = (
-        [sys.executable, "-c", CPU_CLOCK, *args]
-        if cpu_clock
-        else [sys.executable, "-m", "envfactory.cli", *args]
-    )
+    command = [sys.executable, "-c", CHILD, "cpu-clock" if cpu_clock else "wall-clock", *args]
     started = time.monotonic()
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT)
-    out, err = proc.communicate()
+    # run from a folder holding no package: ``-c`` and ``-m`` put the working folder first on the
+    # path, and the checkout's own ``envfactory/`` would shadow the one ``site`` points at
+    env = {**os.environ, "PYTHONPATH": site} if site else None
+    with tempfile.TemporaryDirectory(prefix="envfactory-bench-") as cwd:
+        proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd, env=env)
+        out, err = proc.communicate()
     wall = time.monotonic() - started
+    last = err.decode().strip().splitlines()[-1:] or [""]
+    cpu = float(last[0].split()[1]) if last[0].startswith("cpu-seconds ") else None
+    row: dict[str, Any] = {"cls": cls, "seed": seed, "wall": round(wall, 2), "cpu": cpu}
     try:
         doc = json.loads(out)
     except ValueError:
-        return {"cls": cls, "seed": seed, "error": err.decode()[-400:], "wall": wall}
-    return {"cls": cls, "seed": seed, "wall": wall, **_summary(doc)}
+        return {**row, "error": err.decode()[-400:]}
+    row.update(_summary(doc))
+    if row["first"] is not None and cpu is not None:
+        # CPU seconds to the first finding: the run's own clock, scaled by the share of a core
+        # it had (under --cpu-clock that clock is CPU time already)
+        row["first_cpu"] = round(row["first"] * (1.0 if cpu_clock else cpu / wall), 2)
+    return row
 
 
 def _summary(doc: dict[str, Any]) -> dict[str, Any]:
@@ -66,7 +87,7 @@ def _summary(doc: dict[str, Any]) -> dict[str, Any]:
     seconds = doc.get("seconds") or 0.0
     return {
         "found": bool(findings),
-        "lengths": sorted(len(f.get("steps") or ()) for f in findings),
+        "lengths": sorted(int(f.get("steps") or 0) for f in findings),
         "first": doc.get("first_finding_seconds"),
         "seconds": seconds,
         "calls": doc.get("calls"),
@@ -84,50 +105,61 @@ def main() -> None:
     parser.add_argument("--budget", type=float, default=20.0)
     parser.add_argument("--bugs", default=None, help="comma-separated bug classes (default: all of the sets)")
     parser.add_argument("--no-correct", action="store_true", help="skip the correct implementations")
+    parser.add_argument("--jobs", type=int, default=1, help="runs at a time")
     parser.add_argument("--cpu-clock", action="store_true", help="the budget in CPU seconds")
+    parser.add_argument(
+        "--site",
+        default=None,
+        help="a folder holding another version's envfactory package (as bench_fuzz.throughput_of builds it)",
+    )
     parser.add_argument("-o", "--output", default=None, help="append each run as a JSON line")
+    parser.add_argument("--compare", nargs=2, metavar=("OLD", "NEW"), help="report two result files")
     args = parser.parse_args()
+    if args.compare:
+        compare(*args.compare)
+        return
     seeds = [int(s) for s in args.seeds.split(",")]
     wanted = set(args.bugs.split(",")) if args.bugs else None
-    rows: list[dict[str, Any]] = []
+    runs: list[tuple[str, str, int, int]] = []
     for name in args.sets.split(","):
-        contract, impl = f"{name}.yaml", f"{name}_impl.py"
         bugs = [(cls, minimal) for cls, minimal in DEEP[name] if wanted is None or cls in wanted]
         if not args.no_correct and wanted is None:
             bugs.append((CORRECT[name], 0))
-        for cls, minimal in bugs:
-            for seed in seeds:
-                before = os.times()
-                row = run_one(contract, impl, cls, seed, args.budget, args.cpu_clock)
-                after = os.times()
-                cpu = (after.children_user - before.children_user) + (
-                    after.children_system - before.children_system
-                )
-                share = cpu / row["wall"] if row.get("wall") else 1.0
-                row.update(set=name, minimal=minimal, cpu=round(cpu, 2))
-                if row.get("first") is not None:
-                    # CPU seconds to the first finding: the run's clock times the share of a core
-                    row["first_cpu"] = round(row["first"] * (1.0 if args.cpu_clock else share), 2)
-                rows.append(row)
-                print(json.dumps(row), flush=True)
-                if args.output:
-                    with open(args.output, "a") as fh:
-                        fh.write(json.dumps(row) + "\n")
+        runs += [(name, cls, minimal, seed) for cls, minimal in bugs for seed in seeds]
+
+    def one(run: tuple[str, str, int, int]) -> dict[str, Any]:
+        name, cls, minimal, seed = run
+        row = run_one(f"{name}.yaml", f"{name}_impl.py", cls, seed, args.budget, args.cpu_clock, args.site)
+        row.update(set=name, minimal=minimal)
+        print(json.dumps(row), flush=True)
+        if args.output:
+            with open(args.output, "a") as fh:
+                fh.write(json.dumps(row) + "\n")
+        return row
+
+    with ThreadPoolExecutor(args.jobs) as pool:
+        rows = list(pool.map(one, runs))
     report(rows)
 
 
-def report(rows: list[dict[str, Any]]) -> None:
+def compare(old: str, new: str) -> None:
+    """Print two result files side by side, bug by bug."""
+    for path in (old, new):
+        report([json.loads(line) for line in Path(path).read_text().splitlines() if line], label=path)
+
+
+def report(rows: list[dict[str, Any]], label: str = "") -> None:
     by: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for row in rows:
         by.setdefault((row["set"], row["cls"]), []).append(row)
     totals: dict[str, list[int]] = {}
-    print()
+    print(f"\n{label}")
     for (name, cls), runs in by.items():
         found = sum(1 for r in runs if r.get("found"))
         minimal = runs[0]["minimal"]
         lengths = [r["lengths"][0] for r in runs if r.get("lengths")]
         firsts = [r["first_cpu"] for r in runs if r.get("first_cpu") is not None]
-        cpu = sum(r.get("cpu", 0.0) for r in runs)
+        cpu = sum(r.get("cpu") or 0.0 for r in runs)
         if minimal:
             total = totals.setdefault(name, [0, 0])
             total[0] += found
