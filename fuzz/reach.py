@@ -1,13 +1,15 @@
-"""Solver-directed reach: call sequences, planned by bounded model checking, to states where an
-operation random search never got accepted is enabled.
+"""Solver-directed reach: call sequences, planned by bounded model checking, to states where a
+clause outcome random search never covered happens.
 
 Steering (``steering.py``) draws each call so that the model accepts it, but it cannot plan: an
 operation that needs a counter at 12, with another operation that resets the counter among the
 choices, is reached by chance about once in 4^12 sequences. The contract's transition relation
-knows the way, so for each operation still never accepted after a share of the budget, the BMC
-unrolling (``solver.bmc.Unrolling``) is asked for the shortest sequence of valid calls that ends
-with that operation accepted. The fuzzer then starts test cases from those prefixes and goes on
-from there (``machine.Case``), valid and adversarial, as from any other state.
+knows the way, so for each clause outcome still uncovered after a share of the budget (an
+operation never accepted; a ``requires`` never the one that refused, such as a move limit never
+reached or a quantity never one past what is left), the BMC unrolling (``solver.bmc.Unrolling``)
+is asked for the shortest sequence of valid calls that ends in it. The fuzzer then starts test
+cases from those prefixes and goes on from there (``machine.Case``), valid and adversarial, as
+from any other state: the call one past a limit is where off-by-one bugs answer 200.
 
 Imports the solver layer (``solver.bmc``, ``solver.states``) and the contracts layer.
 """
@@ -15,7 +17,7 @@ Imports the solver layer (``solver.bmc``, ``solver.states``) and the contracts l
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import z3
 
@@ -32,38 +34,119 @@ the steered fuzzer (``machine.Case.follow``), because a solver's model may name 
 time it is asked (same seed, same run), and ids the target assigns differ from the plan's anyway."""
 
 
+Goal = tuple[str, int | None]
+"""A clause outcome to plan for: the operation, and the index of the ``requires`` that fails
+while the ones before it hold (None: the operation accepted)."""
+
+
+def goal_of(outcome: str) -> Goal | None:
+    """The goal behind a clause outcome's name (``runner.clause_outcomes``); None for outcomes
+    no state is needed for (a broken input schema)."""
+    name, _, what = outcome.rpartition(": ")
+    if what == "accepted":
+        return name, None
+    if what.startswith("requires ") and what.endswith(" fails"):
+        return name, int(what.split()[1]) - 1
+    return None
+
+
 def prefix_to(
     contract: Contract, operation: str, *, timeout: float, max_depth: int = MAX_DEPTH
 ) -> Prefix | None:
     """The shortest valid call sequence from the initial state whose last call is ``operation``
     accepted; None when there is none up to ``max_depth`` or the solver cannot say in time."""
+    found = plan(contract, [(operation, None)], timeout=timeout, max_depth=max_depth)
+    return found[0] if found else None
+
+
+def plan(
+    contract: Contract,
+    goals: Iterable[Goal],
+    *,
+    timeout: float,
+    max_depth: int = MAX_DEPTH,
+    report: Callable[[Prefix], None] | None = None,
+) -> list[Prefix]:
+    """For each goal, the shortest valid call sequence that ends in it: its last call is the
+    operation accepted, or refused by exactly the goal's ``requires`` (a counter at its limit, a
+    quantity one past what is left), from a state only a chain of calls builds. One unrolling
+    serves every goal: at each depth the goals still open are asked about its last state.
+    ``report`` hears each prefix as it is found (the caller may stop the search at any time)."""
     from envfactory.solver.states import slots_needed
 
+    open_goals = [g for g in goals if g[0] in contract.operations]
+    found: list[Prefix] = []
+    deadline = time.monotonic() + timeout
     try:
         unrolling = Unrolling(contract, slots=slots_needed(contract, max_depth), timeout=timeout)
-        if operation not in unrolling.ops:
-            return None
-        index = unrolling.ops.index(operation)
         tr = unrolling.transition
         unrolling.add(tr.invariants(unrolling.states[0]))
-        for _ in range(max_depth):
-            unrolling.add(tr.invariants(unrolling.extend()))
-            wanted = unrolling.selectors[-1] == index
-            result = unrolling.check(wanted)
-            if result == z3.sat:
-                return _least(unrolling, wanted)
-            if result == z3.unknown:
-                return None
+        for depth in range(max_depth + 1):
+            # refusals are asked of the state after ``depth`` calls; acceptances of the call after
+            for accepted in (False, True):
+                if accepted:
+                    if depth == max_depth:
+                        break
+                    unrolling.add(tr.invariants(unrolling.extend()))
+                for goal in [g for g in open_goals if (g[1] is None) == accepted]:
+                    if time.monotonic() > deadline:
+                        return found
+                    try:
+                        prefix = _plan_one(unrolling, goal, depth)
+                    except _GaveUp:
+                        return found  # the solver ran out of time
+                    if prefix is None:
+                        continue
+                    open_goals.remove(goal)
+                    found.append(prefix)
+                    if report is not None:
+                        report(prefix)
+            if not open_goals:
+                break
     except (SolverError, z3.Z3Exception):
+        return found
+    return found
+
+
+class _GaveUp(Exception):
+    """The solver answered ``unknown`` (its time is up)."""
+
+
+def _plan_one(unrolling: Unrolling, goal: Goal, depth: int) -> Prefix | None:
+    """The least prefix that meets ``goal`` at the unrolling's last state (a refusal) or with its
+    last call (an acceptance); None if there is none at this depth (raises ``_GaveUp`` if the
+    solver cannot say)."""
+    name, failing = goal
+    if name in unrolling.skipped:
         return None
-    return None
+    tr = unrolling.transition
+    if failing is None:
+        wanted = unrolling.selectors[-1] == unrolling.ops.index(name)
+    else:
+        op = unrolling.contract.operations[name]
+        last = unrolling.states[-1]
+        try:
+            io = tr.step_vars(op, f"goal{depth}.{name}.{failing}")
+            held = [tr.clause(c, last, io) for c in op.requires[:failing]]
+            wanted = z3.And(io.constraints, *held, z3.Not(tr.clause(op.requires[failing], last, io)))
+        except SolverError:
+            return None  # a clause outside the symbolic fragment
+    result = unrolling.check(wanted)
+    if result == z3.unknown:
+        raise _GaveUp
+    if result != z3.sat:
+        return None
+    prefix = _least(unrolling, wanted, unrolling.selectors)
+    if prefix is None:
+        raise _GaveUp
+    return prefix if failing is None else (*prefix, name)
 
 
-def _least(unrolling: Unrolling, wanted: z3.BoolRef) -> Prefix | None:
+def _least(unrolling: Unrolling, wanted: z3.BoolRef, selectors: list[z3.ArithRef]) -> Prefix | None:
     """Of the shortest plans, the one whose operations come first in the contract's order, step
     by step: the same plan however the solver's model happens to come out."""
     fixed: list[z3.BoolRef] = []
-    for selector in unrolling.selectors:
+    for selector in selectors:
         for index in range(len(unrolling.ops)):
             if unrolling.check(wanted, *fixed, selector == index) == z3.sat:
                 fixed.append(selector == index)
@@ -74,18 +157,8 @@ def _least(unrolling: Unrolling, wanted: z3.BoolRef) -> Prefix | None:
 
 
 def prefixes(contract: Contract, operations: Iterable[str], *, timeout: float) -> list[Prefix]:
-    """A prefix to each of ``operations`` that the solver finds, sharing ``timeout`` among them."""
-    names = list(operations)
-    found: list[Prefix] = []
-    deadline = time.monotonic() + timeout
-    for position, name in enumerate(names):
-        left = deadline - time.monotonic()
-        if left <= 0:
-            break
-        prefix = prefix_to(contract, name, timeout=left / (len(names) - position))
-        if prefix is not None:
-            found.append(prefix)
-    return found
+    """A prefix to each of ``operations`` accepted that the solver finds within ``timeout``."""
+    return plan(contract, [(name, None) for name in operations], timeout=timeout)
 
 
-__all__ = ["Prefix", "prefix_to", "prefixes"]
+__all__ = ["Goal", "Prefix", "goal_of", "plan", "prefix_to", "prefixes"]
