@@ -1,4 +1,4 @@
-"""Agent logs to trajectories (OpenAI chat and Responses, Anthropic, Gemini, Bedrock, BFCL): one module per log format, ``sniff`` to tell them apart, and
+"""Agent logs to trajectories (OpenAI chat and Responses, Anthropic, Gemini, Bedrock, MCP, BFCL): one module per log format, ``sniff`` to tell them apart, and
 ``read(format, path, **opts)`` (used by ``envfactory import`` and ``verify --input-format``) to
 read a file in any of them.
 
@@ -28,6 +28,7 @@ from envfactory.importers.bfcl import (
     questions_beside,
 )
 from envfactory.importers.gemini import import_gemini
+from envfactory.importers.mcp import import_mcp
 from envfactory.importers.openai_chat import import_openai_chat
 from envfactory.importers.openai_responses import import_openai_responses
 from envfactory.importers.sniff import sniff
@@ -48,6 +49,7 @@ IMPORTERS: dict[str, Importer] = {
     "anthropic": import_anthropic,
     "gemini": import_gemini,
     "bedrock": import_bedrock,
+    "mcp": import_mcp,
     "bfcl": import_bfcl,
 }
 FORMATS = ("auto", "native", *IMPORTERS)
@@ -192,6 +194,7 @@ __all__ = [
     "import_bfcl",
     "import_file",
     "import_gemini",
+    "import_mcp",
     "import_openai_chat",
     "import_openai_responses",
     "load_bfcl_function_docs",

@@ -287,6 +287,14 @@ class CallLog:
             self.unmatched.append(str(name))
         return target
 
+    def result_in_order(self) -> PendingStep | None:
+        """The oldest unanswered call (for logs whose results name neither call nor tool, as
+        Ollama's ``tool`` messages may), or None (noted as unmatched)."""
+        target = next((s for s in self.pending if not s.has_output), None)
+        if target is None:
+            self.unmatched.append("None")
+        return target
+
     def finish(self, tid: str, source: Location, fmt: str) -> Trajectory:
         return finish(tid, self.pending, source, fmt, self.unmatched)
 

@@ -6,7 +6,8 @@ Accepted records: a list of contents; a request (``contents``; ``tools`` and
 candidate); a list of requests. Parts are read in camelCase, as the REST API writes them, and in
 snake_case, as the Python SDK's ``to_dict`` does. A response answers the call with the same ``id``
 when both carry one, else the oldest unanswered call of the same name (the API's own rule). The
-response object is the output; one holding only an ``error`` (the field the API documents for a
+response object is the output, or its ``output`` when that is all it holds (the key the API
+documents for a function's result); one holding only an ``error`` (the key it documents for a
 failed function) gives status 400.
 """
 
@@ -109,6 +110,8 @@ def _import(tid: str, contents: list[Any], location: Location) -> Trajectory:
 
 
 def _set_result(step: PendingStep, response: Any, where: str, location: Location) -> None:
+    if isinstance(response, dict) and set(response) == {"output"}:  # the API's own wrapper
+        response, where = response["output"], f"{where}.output"
     step.output = check_value(response, location=location, what=where)
     if isinstance(response, dict) and set(response) == {"error"}:
         step.status = ERROR_STATUS

@@ -1,8 +1,11 @@
 """Import OpenAI Chat Completions logs: assistant ``tool_calls`` and the ``tool`` messages that answer them.
 
-Accepted records: a list of messages; an object with ``messages`` (a request body, or a
-fine-tuning line with ``tools``); a completion response (``choices[*].message``); a list of such
-objects. The legacy ``function_call`` / ``role: function`` pair reads too. Arguments are JSON
+Accepted records (OpenAI, and the same shape from Mistral, Ollama and Cohere v2): a list of messages; an object with ``messages`` (a request body, or a
+fine-tuning line with ``tools``); a completion response (``choices[*].message``); a chat response
+with one ``message`` (Ollama's ``/api/chat``, Cohere v2); Assistants API run steps (one, or a
+``list`` of them: one run); a stored completion's ``list`` of messages; a list of such objects. A ``tool``
+message answers its call by ``tool_call_id``, else by ``tool_name``/``name``, else in order;
+Cohere's ``document`` blocks give their ``data``. The legacy ``function_call`` / ``role: function`` pair reads too. Arguments are JSON
 strings; one that does not parse is an error for that conversation, pinned to the message.
 """
 
@@ -28,6 +31,8 @@ from envfactory.importers._common import (
 from envfactory.trajectory import Trajectory
 
 FORMAT = "openai-chat"
+RUN_STEP = "thread.run.step"
+ERROR_STATUS = 400
 
 
 def import_openai_chat(data: Any, *, source: str, line: int = 0) -> Iterator[Trajectory | TrajectoryError]:
@@ -69,16 +74,44 @@ def _one_record(
                 label = f"choices[{k}]."
                 out.append((ctid, [message] if isinstance(message, dict) else None, label))
             return out
+        if data.get("object") == RUN_STEP:
+            return [(tid, [data], "")]
+        steps = data.get("data")
+        if data.get("object") == "list" and isinstance(steps, list) and _stored_messages(steps):
+            return [(tid, steps, "data.")]  # a stored completion's messages
+        if data.get("object") == "list" and isinstance(steps, list) and _run_steps(steps):
+            runs = {step.get("run_id") for step in steps} - {None}
+            run = runs.pop() if len(runs) == 1 else None
+            return [(run if isinstance(run, str) and index is None else tid, steps, "")]
+        message = data.get("message")
+        if isinstance(message, dict) and "role" in message:  # an Ollama or Cohere v2 chat response
+            return [(tid, [message], "message.")]
         if "role" in data:
             return [(tid, [data], "")]
     return [(default_id(source, line, index), None, "")]
 
 
 def _is_container(item: Any) -> bool:
-    return isinstance(item, dict) and ("messages" in item or "choices" in item) and "role" not in item
+    return (
+        isinstance(item, dict)
+        and ("messages" in item or "choices" in item or isinstance(item.get("message"), dict))
+        and "role" not in item
+    )
+
+
+def _stored_messages(items: list[Any]) -> bool:
+    """Whether ``items`` are chat messages (``GET /v1/chat/completions/{id}/messages``)."""
+    return bool(items) and all(isinstance(x, dict) and "role" in x and "type" not in x for x in items)
+
+
+def _run_steps(items: list[Any]) -> bool:
+    """Whether ``items`` are Assistants API run steps (``GET .../runs/{id}/steps``)."""
+    return bool(items) and all(isinstance(x, dict) and x.get("object") == RUN_STEP for x in items)
 
 
 def _import(tid: str, messages: list[Any], location: Location) -> Trajectory:
+    if _run_steps(messages):
+        return _import_run_steps(tid, messages, location)
     log = CallLog()
     for i, message in enumerate(messages):
         where = f"messages[{i}]"
@@ -98,7 +131,7 @@ def _import(tid: str, messages: list[Any], location: Location) -> Trajectory:
             if function_call is not None:
                 log.call(_function(function_call, f"{where}.function_call", i, location), None, where)
         elif role == "tool":
-            target = log.result_for(message.get("tool_call_id"), where)
+            target = _answered(log, message, where)
             if target is not None:
                 _set_output(target, message.get("content"), f"{where}.content", location)
         elif role == "function":
@@ -106,6 +139,53 @@ def _import(tid: str, messages: list[Any], location: Location) -> Trajectory:
             if target is not None:
                 _set_output(target, message.get("content"), f"{where}.content", location)
     return log.finish(tid, location, FORMAT)
+
+
+def _answered(log: CallLog, message: dict[str, Any], where: str) -> PendingStep | None:
+    """The call a ``tool`` message answers: by ``tool_call_id`` (OpenAI, Mistral, Cohere), else by
+    ``tool_name`` or ``name`` (Ollama), else the oldest unanswered call (Ollama's older logs)."""
+    call_id = message.get("tool_call_id")
+    if isinstance(call_id, str):
+        return log.result_for(call_id, where)
+    name = message.get("tool_name", message.get("name"))
+    if isinstance(name, str):
+        return log.result_by_name(name)
+    return log.result_in_order()
+
+
+def _import_run_steps(tid: str, steps: list[Any], location: Location) -> Trajectory:
+    """An Assistants API run's steps, oldest first (the API lists the newest first by default):
+    each ``function`` tool call of a ``tool_calls`` step, its ``output`` the result (none until
+    submitted). A failed step's calls get status 400."""
+    order = sorted(range(len(steps)), key=lambda i: (_created(steps[i]), i))
+    log = CallLog()
+    for i in order:
+        where = f"data[{i}].step_details"
+        details = steps[i].get("step_details")
+        calls = details.get("tool_calls") if isinstance(details, dict) else None
+        if not isinstance(calls, list):
+            continue
+        for j, call in enumerate(calls):
+            step = _tool_call(call, f"{where}.tool_calls[{j}]", i, location)
+            if step is None:
+                continue
+            step.meta = {
+                "step": steps[i].get("id", i),
+                **{k: v for k, v in step.meta.items() if k != "message"},
+            }
+            log.call(step, step.meta.get("call_id"), f"{where}.tool_calls[{j}].id")
+            function = call.get("function")
+            output = function.get("output") if isinstance(function, dict) else None
+            if output is not None:
+                _set_output(step, output, f"{where}.tool_calls[{j}].function.output", location)
+            if steps[i].get("status") == "failed":
+                step.status = ERROR_STATUS
+    return log.finish(tid, location, FORMAT)
+
+
+def _created(step: dict[str, Any]) -> float:
+    created = step.get("created_at")
+    return float(created) if isinstance(created, int | float) and not isinstance(created, bool) else 0.0
 
 
 def _tool_call(call: Any, where: str, index: int, location: Location) -> PendingStep | None:
@@ -147,9 +227,30 @@ def _function(call: Any, where: str, index: int, location: Location) -> PendingS
 
 
 def _set_output(step: PendingStep, content: Any, where: str, location: Location) -> None:
+    documents = _documents(content)
+    if documents is not None:  # Cohere's tool results: document blocks holding the data
+        decoded = [tool_output(d, f"{where}[{k}].document.data", location) for k, d in enumerate(documents)]
+        step.output = decoded[0] if len(decoded) == 1 else decoded
+        step.has_output = True
+        return
     text = text_of(content)
     if text is not None:
         step.output = tool_output(text, where, location)
     elif content is not None:
         step.output = tool_output(content, where, location)
     step.has_output = True
+
+
+def _documents(content: Any) -> list[Any] | None:
+    """The ``data`` of each block when ``content`` is a list of Cohere ``document`` blocks."""
+    if not isinstance(content, list) or not content:
+        return None
+    out = []
+    for block in content:
+        document = (
+            block.get("document") if isinstance(block, dict) and block.get("type") == "document" else None
+        )
+        if not isinstance(document, dict) or "data" not in document:
+            return None
+        out.append(document["data"])
+    return out

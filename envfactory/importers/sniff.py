@@ -3,7 +3,7 @@
 The formats differ in how they spell a tool call: native ``steps``, BFCL ``ground_truth``, OpenAI
 chat ``tool_calls`` / ``role: tool``, Responses ``function_call`` items, Anthropic ``tool_use`` /
 ``tool_result`` blocks, Gemini ``functionCall`` / ``functionResponse`` parts, Bedrock ``toolUse``
-/ ``toolResult`` blocks. A conversation with no tool call at all is plain chat, which every chat
+/ ``toolResult`` blocks, MCP JSON-RPC ``tools/call`` messages. A conversation with no tool call at all is plain chat, which every chat
 importer reads the same way (as zero steps): it is reported as ``openai-chat``.
 """
 
@@ -15,9 +15,11 @@ from envfactory.contracts.errors import TrajectoryError
 from envfactory.importers.anthropic import BLOCK_TYPES
 from envfactory.importers.bedrock import BLOCK_KEYS, response_message
 from envfactory.importers.gemini import CALL_KEYS, RESPONSE_KEYS
+from envfactory.importers.openai_chat import RUN_STEP
 from envfactory.importers.openai_responses import ITEM_TYPES
+from envfactory.importers.streams import is_message
 
-FORMATS = ("native", "openai-chat", "openai-responses", "anthropic", "gemini", "bedrock", "bfcl")
+FORMATS = ("native", "openai-chat", "openai-responses", "anthropic", "gemini", "bedrock", "mcp", "bfcl")
 _RESPONSES_ITEMS = ITEM_TYPES
 _ANTHROPIC_BLOCKS = BLOCK_TYPES
 _SCAN = 10_000
@@ -49,6 +51,8 @@ def _sniff(data: Any) -> str | None:
     dicts = [x for x in data[:_SCAN] if isinstance(x, dict)]
     if not dicts:
         return None
+    if all(is_message(x) for x in dicts):
+        return "mcp"
     if not any(_is_record(x) for x in dicts):
         return _sniff_items(dicts)  # one conversation: a list of messages or items
     plain = None
@@ -67,18 +71,29 @@ def _is_record(item: dict[str, Any]) -> bool:
 
 
 def _sniff_object(data: dict[str, Any]) -> str | None:
+    if is_message(data):
+        return "mcp"
     if "ground_truth" in data:
         return "bfcl"
     if isinstance(data.get("steps"), list):
         return "native"
     if isinstance(data.get("messages"), list):
         return _sniff_items([m for m in data["messages"][:_SCAN] if isinstance(m, dict)])
-    if isinstance(data.get("choices"), list):
+    if isinstance(data.get("choices"), list) or data.get("object") == RUN_STEP:
         return "openai-chat"
+    if data.get("object") == "list" and isinstance(data.get("data"), list):
+        items = [x for x in data["data"][:_SCAN] if isinstance(x, dict)]
+        if items and all(x.get("object") == RUN_STEP for x in items):
+            return "openai-chat"
+        if items and all("role" in x and "type" not in x for x in items):
+            return _sniff_items(items)  # a stored completion's messages
     if isinstance(data.get("contents"), list) or isinstance(data.get("candidates"), list):
         return "gemini"  # no other format has either
     if isinstance(response_message(data), dict):
         return "bedrock"
+    message = data.get("message")
+    if "type" not in data and isinstance(message, dict) and "role" in message:
+        return _sniff_items([message])  # a chat response with one message (Ollama, Cohere v2)
     if "type" not in data and any(isinstance(data.get(k), list) for k in ("input", "output", "data")):
         return "openai-responses"
     if _kind(data) in _RESPONSES_ITEMS or "role" in data:

@@ -12,6 +12,8 @@ JSON event a line, or the raw server-sent-events text (``event: ...`` / ``data: 
   when the stream has one, else the items built from ``output_item`` and argument deltas (a
   stream cut short still shows the calls it made).
 
+MCP sessions logged a JSON-RPC message a line are grouped the same way, into one list.
+
 Each stream becomes one record, located at its first event, which the format's importer reads.
 Fragments are only concatenated here; decoding (and its hostile-input checks) stays the
 importer's, so arguments cut mid-way are the agent's broken-arguments finding, not a crash.
@@ -60,10 +62,23 @@ def looks_like_sse(data: bytes) -> bool:
     return False
 
 
+def is_message(data: Any) -> bool:
+    """Whether ``data`` is a JSON-RPC 2.0 message (request, notification or response): MCP."""
+    return isinstance(data, dict) and data.get("jsonrpc") == "2.0"
+
+
+def starts_session(data: Any) -> bool:
+    """Whether ``data`` is an MCP ``initialize`` request: the first message of a new session."""
+    return is_message(data) and data.get("method") == "initialize"
+
+
 def family(data: Any) -> str | None:
-    """Which stream an event belongs to (``chat``, ``anthropic``, ``responses``), or None."""
+    """Which stream an event belongs to (``chat``, ``anthropic``, ``responses``; ``mcp`` for the
+    JSON-RPC messages of one session), or None."""
     if not isinstance(data, dict):
         return None
+    if is_message(data):
+        return "mcp"
     if data.get("object") == "chat.completion.chunk":
         return "chat"
     kind = data.get("type")
@@ -245,7 +260,27 @@ class _ResponsesStream(_Stream):
         return {**self.response, "output": [self.items[k] for k in sorted(self.items)]}
 
 
+class _Session(_Stream):
+    """The JSON-RPC messages of one MCP session, a message a line; ``initialize`` starts the next."""
+
+    kind = "mcp"
+
+    def __init__(self, location: Location) -> None:
+        super().__init__(location)
+        self.messages: list[dict[str, Any]] = []
+
+    def starts_anew(self, record: Record | TrajectoryError) -> bool:
+        return bool(self.messages) and not isinstance(record, TrajectoryError) and starts_session(record[1])
+
+    def add(self, event: dict[str, Any]) -> None:
+        self.messages.append(event)
+
+    def value(self) -> Any:
+        return self.messages
+
+
 _STREAMS: dict[str, type[_Stream]] = {
+    "mcp": _Session,
     "chat": _ChatStream,
     "anthropic": _AnthropicStream,
     "responses": _ResponsesStream,

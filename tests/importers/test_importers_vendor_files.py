@@ -340,7 +340,7 @@ def test_gemini_response_snake_case_ids_and_candidates(tmp_path: Path) -> None:
     )
     first, second = read("gemini", path)
     assert isinstance(first, Trajectory) and first.id == "abc:0"
-    assert _steps(first) == [("deposit", DEPOSIT, {"output": 105}, None)]
+    assert _steps(first) == [("deposit", DEPOSIT, 105, None)]  # the documented 'output' wrapper is unwrapped
     assert isinstance(second, Trajectory) and second.id == "abc:1" and not second.steps
 
 
@@ -424,3 +424,248 @@ def test_an_unhashable_type_field_is_no_crash(tmp_path: Path) -> None:
     for fmt, path in (("openai-responses", responses), ("anthropic", anthropic)):
         [got] = list(read(fmt, path))
         assert isinstance(got, Trajectory) and not got.steps
+
+
+OPENED = {"account": "AA01", "owner": "ann", "balance": 0}
+
+
+@pytest.mark.parametrize("fmt", ["auto", "openai-chat"])
+def test_chat_logs_of_ollama_mistral_and_cohere(tmp_path: Path, fmt: str) -> None:
+    """The OpenAI chat shape as other vendors write it: Ollama's arguments as objects and tool
+    messages without a call id (by ``tool_name``, or in order), its ``/api/chat`` response with one
+    ``message``; Mistral's short ids; Cohere v2's ``tool_plan`` and ``document`` results."""
+    ollama_call = {"function": {"name": "open", "arguments": {"account": "AA01", "owner": "ann"}}}
+    deposit_call = {"function": {"name": "deposit", "arguments": DEPOSIT}}
+    records = [
+        {  # Ollama, results in order and by tool_name
+            "model": "llama3.1",
+            "messages": [
+                {"role": "assistant", "content": "", "tool_calls": [ollama_call, deposit_call]},
+                {"role": "tool", "content": json.dumps(OPENED)},
+                {"role": "tool", "tool_name": "deposit", "content": '{"balance": 5}'},
+            ],
+        },
+        {  # Ollama: tool_name answers the matching call even when it is not the oldest
+            "messages": [
+                {"role": "assistant", "content": "", "tool_calls": [ollama_call, deposit_call]},
+                {"role": "tool", "tool_name": "deposit", "content": '{"balance": 5}'},
+                {"role": "tool", "tool_name": "open", "content": json.dumps(OPENED)},
+            ],
+        },
+        {  # Ollama /api/chat response
+            "model": "llama3.2",
+            "created_at": "2025-07-07T20:22:19Z",
+            "message": {"role": "assistant", "content": "", "tool_calls": [deposit_call]},
+            "done": True,
+        },
+        {  # Mistral
+            "messages": [
+                {"role": "assistant", "content": None, "tool_calls": [{**CALL, "id": "D681PevKs"}]},
+                {"role": "tool", "name": "deposit", "tool_call_id": "D681PevKs", "content": '{"balance": 5}'},
+            ]
+        },
+        {  # Cohere v2 request, then its response
+            "messages": [
+                {
+                    "role": "assistant",
+                    "tool_plan": "I will deposit.",
+                    "tool_calls": [{**CALL, "id": "deposit_1b"}],
+                },
+                {
+                    "role": "tool",
+                    "tool_call_id": "deposit_1b",
+                    "content": [{"type": "document", "document": {"data": '{"balance": 5}'}}],
+                },
+            ]
+        },
+        {
+            "id": "c14c80c3",
+            "message": {"role": "assistant", "tool_plan": "I will deposit.", "tool_calls": [CALL]},
+            "finish_reason": "TOOL_CALL",
+        },
+    ]
+    got = [_steps(t) for t in read(fmt, _jsonl(tmp_path, "chats.jsonl", records))]
+    opened = ("open", {"account": "AA01", "owner": "ann"}, OPENED, None)
+    deposited = ("deposit", DEPOSIT, {"balance": 5}, None)
+    unanswered = ("deposit", DEPOSIT, "-", None)
+    assert got == [
+        [opened, deposited],
+        [opened, deposited],
+        [unanswered],
+        [deposited],
+        [deposited],
+        [unanswered],
+    ]
+
+
+def test_a_result_that_answers_nothing_is_noted_not_matched(tmp_path: Path) -> None:
+    records = [
+        {"messages": [{"role": "tool", "content": "{}"}, {"role": "tool", "tool_name": "x", "content": "1"}]}
+    ]
+    (only,) = read("openai-chat", _jsonl(tmp_path, "orphans.jsonl", records))
+    assert isinstance(only, Trajectory) and only.steps == ()
+    assert only.meta["unmatched_results"] == ["None", "x"]
+
+
+def _run_step(sid: str, created: int, calls: list[Any], status: str = "completed") -> dict[str, Any]:
+    return {
+        "id": sid,
+        "object": "thread.run.step",
+        "created_at": created,
+        "run_id": "run_abc",
+        "type": "tool_calls",
+        "status": status,
+        "step_details": {"type": "tool_calls", "tool_calls": calls},
+    }
+
+
+@pytest.mark.parametrize("fmt", ["auto", "openai-chat"])
+def test_assistants_run_steps_oldest_first_with_their_outputs(tmp_path: Path, fmt: str) -> None:
+    """``GET /v1/threads/{thread}/runs/{run}/steps`` lists the newest step first; each function
+    call carries its own ``output`` (null until submitted); other tools are not calls of ours."""
+    opened = {
+        **CALL,
+        "id": "call_0",
+        "function": {"name": "open", "arguments": '{"account": "AA01", "owner": "ann"}'},
+    }
+    opened["function"]["output"] = json.dumps(OPENED)
+    deposit = {**CALL, "function": {**CALL["function"], "output": '{"balance": 5}'}}
+    code = {"id": "call_c", "type": "code_interpreter", "code_interpreter": {"input": "1+1", "outputs": []}}
+    pending = {**CALL, "id": "call_9", "function": {**CALL["function"], "output": None}}
+    listing = {
+        "object": "list",
+        "data": [
+            _run_step("step_3", 30, [pending], status="failed"),
+            _run_step("step_2", 20, [deposit]),
+            {
+                "id": "step_0",
+                "object": "thread.run.step",
+                "created_at": 5,
+                "step_details": {"type": "message_creation"},
+            },
+            _run_step("step_1", 10, [opened, code]),
+        ],
+        "has_more": False,
+    }
+    path = tmp_path / "steps.json"
+    path.write_text(json.dumps(listing), "utf-8")
+    (run,) = read(fmt, path)
+    assert isinstance(run, Trajectory) and run.id == "run_abc"
+    assert _steps(run) == [
+        ("open", {"account": "AA01", "owner": "ann"}, OPENED, None),
+        ("deposit", DEPOSIT, {"balance": 5}, None),
+        ("deposit", DEPOSIT, "-", 400),
+    ]
+    assert [s.meta["step"] for s in run.steps] == ["step_1", "step_2", "step_3"]
+
+
+def _rpc(**fields: Any) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", **fields}
+
+
+def _call(rid: Any, name: str, arguments: Any) -> dict[str, Any]:
+    return _rpc(id=rid, method="tools/call", params={"name": name, "arguments": arguments})
+
+
+def _text(rid: Any, text: str, **more: Any) -> dict[str, Any]:
+    return _rpc(id=rid, result={"content": [{"type": "text", "text": text}], **more})
+
+
+MCP_SESSION = [
+    _rpc(id=0, method="initialize", params={"protocolVersion": "2025-06-18", "capabilities": {}}),
+    _rpc(id=0, result={"protocolVersion": "2025-06-18", "capabilities": {"tools": {}}}),
+    _rpc(method="notifications/initialized"),
+    _rpc(id=1, method="tools/list"),
+    _rpc(id=1, result={"tools": []}),
+    _call(2, "open", {"account": "AA01", "owner": "ann"}),
+    _call("3", "deposit", DEPOSIT),  # answered first, and by a string id
+    _text("3", "ok", structuredContent={"balance": 5}),
+    _text(2, json.dumps(OPENED)),
+    _call(4, "deposit", {"account": "AA01", "amount": -1}),
+    _text(4, "amount must be positive", isError=True),
+    _call(5, "deposit", DEPOSIT),
+    _rpc(id=5, error={"code": -32602, "message": "Unknown tool"}),
+    _call(6, "deposit", DEPOSIT),  # never answered
+]
+
+
+@pytest.mark.parametrize("fmt", ["auto", "mcp"])
+def test_mcp_sessions_a_message_a_line_and_as_one_list(tmp_path: Path, fmt: str) -> None:
+    """An MCP session logged as JSON-RPC messages: ``tools/call`` requests answered by ``id``
+    (in any order; ``1`` and ``"1"`` are different ids), ``structuredContent`` before ``content``,
+    ``isError`` and JSON-RPC errors as status 400; other methods are not tool calls. A JSON Lines
+    log is one session until the next ``initialize``."""
+    second = [
+        _rpc(id=0, method="initialize", params={}),
+        _call(1, "open", {"account": "BB02", "owner": "bo"}),
+    ]
+    lines = _jsonl(tmp_path, "session.jsonl", MCP_SESSION + second)
+    whole = tmp_path / "session.json"
+    whole.write_text(json.dumps(MCP_SESSION), "utf-8")
+    expected = [
+        ("open", {"account": "AA01", "owner": "ann"}, OPENED, None),
+        ("deposit", DEPOSIT, {"balance": 5}, None),
+        ("deposit", {"account": "AA01", "amount": -1}, "amount must be positive", 400),
+        ("deposit", DEPOSIT, {"code": -32602, "message": "Unknown tool"}, 400),
+        ("deposit", DEPOSIT, "-", None),
+    ]
+    first, nxt = read(fmt, lines)
+    assert _steps(first) == expected
+    assert _steps(nxt) == [("open", {"account": "BB02", "owner": "bo"}, "-", None)]
+    assert isinstance(nxt, Trajectory) and nxt.source is not None and nxt.source.line == len(MCP_SESSION) + 1
+    (only,) = read(fmt, whole)
+    assert _steps(only) == expected
+
+
+def test_mcp_broken_sessions_are_one_error_each(tmp_path: Path) -> None:
+    reused = [_call(1, "open", {}), _call(1, "open", {})]
+    twice = [_call(1, "open", {}), _text(1, "{}"), _text(1, "{}")]
+    no_params = [_rpc(id=1, method="tools/call", params=[1])]
+    stray = [_call(1, "open", {}), _text(9, "{}"), _text("1", "{}")]
+    got = [next(iter(read("mcp", _write(tmp_path, n, s)))) for n, s in enumerate([reused, twice, no_params])]
+    messages = [g.message if isinstance(g, TrajectoryError) else g for g in got]
+    assert "1 is used by an earlier call" in messages[0]
+    assert "a second response for request 1" in messages[1]
+    assert "[0].params: a tools/call request needs an object" in messages[2]
+    (loose,) = read("mcp", _write(tmp_path, 9, stray))
+    assert isinstance(loose, Trajectory) and loose.meta["unmatched_results"] == ["9", "1"]
+
+
+def _write(tmp_path: Path, n: int, messages: list[Any]) -> Path:
+    path = tmp_path / f"s{n}.json"
+    path.write_text(json.dumps(messages), "utf-8")
+    return path
+
+
+@pytest.mark.parametrize("fmt", ["auto", "openai-chat"])
+def test_a_stored_completions_message_list(tmp_path: Path, fmt: str) -> None:
+    """``GET /v1/chat/completions/{id}/messages`` lists chat messages under ``data``; before, it
+    was read as a Responses listing and gave a run of zero steps."""
+    listing = {
+        "object": "list",
+        "data": [{"id": f"chatcmpl-AB-{n}", **m} for n, m in enumerate(CHAT)],
+        "first_id": "chatcmpl-AB-0",
+        "has_more": False,
+    }
+    path = tmp_path / "stored.json"
+    path.write_text(json.dumps(listing), "utf-8")
+    (only,) = read(fmt, path)
+    assert _steps(only) == [("deposit", DEPOSIT, {"balance": 105}, None)]
+
+
+def test_a_responses_item_listing_still_reads_as_responses(tmp_path: Path) -> None:
+    items = [
+        {
+            "type": "function_call",
+            "id": "fc_1",
+            "call_id": "c1",
+            "name": "deposit",
+            "arguments": json.dumps(DEPOSIT),
+        },
+        {"type": "function_call_output", "id": "fo_1", "call_id": "c1", "output": '{"balance": 105}'},
+    ]
+    path = tmp_path / "items.json"
+    path.write_text(json.dumps({"object": "list", "data": items, "has_more": False}), "utf-8")
+    (only,) = read("auto", path)
+    assert _steps(only) == [("deposit", DEPOSIT, {"balance": 105}, None)]
+    assert isinstance(only, Trajectory) and only.meta["source"] == "openai-responses"
