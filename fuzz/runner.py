@@ -59,7 +59,9 @@ STALE = 400
 LONGER = 4
 """Cases grow up to this many times ``--steps`` long as short ones stop finding new states."""
 REACH_TIMEOUT = 10.0
-"""Seconds the solver may spend planning them, at most."""
+"""Seconds' worth of solver effort (``reach.effort``) planning them may take, at most."""
+REACH_GUARD = 3.0
+"""The planning worker is killed past this many times those seconds of wall time."""
 DEFAULT_EXAMPLES = 100
 """Test cases of a run given neither ``max_examples`` nor a time budget."""
 UNBOUNDED = 10**9
@@ -566,29 +568,28 @@ def reach(session: Session, time_budget: float | None) -> None:
     """Plan prefixes to the clause outcomes no call has covered yet (``reach.py``): an operation
     never accepted, a ``requires`` never the one that refused (a counter never at its limit),
     for the rounds that follow; asked once per run."""
-    from envfactory.fuzz.reach import goal_of, plan
+    from envfactory.fuzz.reach import effort, goal_of, plan
     from envfactory.solver.deadline import bounded
 
     session.reach_at = None
     goals = [g for o in session.all_outcomes if o not in session.outcomes and (g := goal_of(o)) is not None]
     if not goals:
         return
-    timeout = REACH_TIMEOUT if time_budget is None else min(REACH_TIMEOUT, time_budget * REACH_SHARE)
-    # in a worker killed at the deadline: encoding a large contract's steps (Twilio's 200 operations)
-    # ignores the solver's time limit, and a run must not outlive its budget; each prefix is
-    # reported as it is found, so the ones found before the deadline are kept
+    seconds = REACH_TIMEOUT if time_budget is None else min(REACH_TIMEOUT, time_budget * REACH_SHARE)
+    units = effort(seconds)
+    # in a worker killed at a deadline: encoding a large contract's steps (Twilio's 200
+    # operations) ignores the solver's limits, and a run must not outlive its budget. The work is
+    # bounded by Z3 resource units, not time, so the same seed plans the same prefixes on a
+    # loaded machine (the deadline is a guard, well past what the effort takes); each prefix is
+    # reported as it is found, so the ones found before a deadline are kept
     contract = session.contract
     found: list[Prefix] = []
 
-    def task(report: Callable[[Prefix], None]) -> None:
-        # operations never accepted first (a whole operation unexercised), then the refusals
-        deadline = time.monotonic() + timeout
-        plan(contract, [g for g in goals if g[1] is None], timeout=timeout, report=report)
-        left = deadline - time.monotonic()
-        if left > 0:
-            plan(contract, [g for g in goals if g[1] is not None], timeout=left, report=report)
-
-    bounded(task, timeout, progress=lambda prefix: found.append(tuple(prefix)))
+    bounded(
+        lambda report: plan(contract, goals, effort=units, report=report),
+        seconds * REACH_GUARD,
+        progress=lambda prefix: found.append(tuple(prefix)),
+    )
     session.prefixes = found
     session.reached = tuple(p[-1] for p in found)
 
