@@ -74,6 +74,14 @@ def _used_defs(schema: Mapping[str, Any]) -> dict[str, Any]:
     return {**root, "$defs": {name: defs[name] for name in defs if name in reached}}
 
 
+# jsonschema_rs finds its Python type objects (int, bool, ...) on its first validation, through
+# the builtins of the calling frame. The generated checkers run with no builtins
+# (``contracts.codegen``), so a first validation from one of them left every later one unable to
+# read an int or a bool ("Unsupported type: 'int'": every trajectory of a large OpenAPI document,
+# whose validators compile lazily, came out invalid). One validation here settles the lookup.
+jsonschema_rs.validator_for({"type": "integer"}).is_valid(0)
+
+
 def _refuse_retrieval(uri: str) -> Any:
     raise ValueError(f"references are not fetched ({uri})")
 
