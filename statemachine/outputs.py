@@ -96,8 +96,10 @@ class OutputSynthesizer:
         value = base
         if value is None and op.output_schema is not None:
             value = _echo_input(op, _valid_sample(op, sampler), input)
-            value = self._echo_state(op, value, state, input, pre)
+            # what the effects and ensures read is drawn present first; echoing the state then
+            # shows the stored records there (an inferred list clause reads ``output.entries``)
             value = _present(op, value, self._needed[op.name], sampler)
+            value = self._echo_state(op, value, state, input, pre)
         env = Env(state, input)
         for path, fn in plan.assign:
             try:
