@@ -145,6 +145,10 @@ def import_each(
             yield TrajectoryError(label + err.message, location)
 
 
+ERROR_STATUS = 400
+"""The status of a call whose result the log marks as an error (Anthropic ``is_error``, Bedrock
+``status: error``, Gemini ``error``, MCP ``isError``, a failed run step): the tool refused it."""
+
 BROKEN_ARGUMENTS = "invalid_arguments"
 """The step ``meta`` key that marks arguments that could not be decoded (the reason is its value)."""
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from envfactory.contracts.errors import Location, TrajectoryError
 from envfactory.importers._common import (
+    ERROR_STATUS,
     CallLog,
     PendingStep,
     Problem,
@@ -30,7 +31,6 @@ from envfactory.importers._common import (
 from envfactory.trajectory import Trajectory
 
 FORMAT = "anthropic"
-ERROR_STATUS = 400
 _CALLS = frozenset({"tool_use", "mcp_tool_use"})
 _RESULTS = frozenset({"tool_result", "mcp_tool_result"})
 BLOCK_TYPES = _CALLS | _RESULTS

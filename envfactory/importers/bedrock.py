@@ -14,6 +14,7 @@ from typing import Any
 
 from envfactory.contracts.errors import Location, TrajectoryError
 from envfactory.importers._common import (
+    ERROR_STATUS,
     CallLog,
     PendingStep,
     check_value,
@@ -27,7 +28,6 @@ from envfactory.importers._common import (
 from envfactory.trajectory import Trajectory
 
 FORMAT = "bedrock"
-ERROR_STATUS = 400
 BLOCK_KEYS = frozenset({"toolUse", "toolResult"})
 _EXPECTED = "expected a list of messages, an object with 'messages', or a response with 'output.message'"
 

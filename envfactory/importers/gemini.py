@@ -18,6 +18,7 @@ from typing import Any
 
 from envfactory.contracts.errors import Location, TrajectoryError
 from envfactory.importers._common import (
+    ERROR_STATUS,
     CallLog,
     PendingStep,
     Problem,
@@ -30,7 +31,6 @@ from envfactory.importers._common import (
 from envfactory.trajectory import Trajectory
 
 FORMAT = "gemini"
-ERROR_STATUS = 400
 CALL_KEYS = ("functionCall", "function_call")
 RESPONSE_KEYS = ("functionResponse", "function_response")
 _EXPECTED = "expected a list of contents, an object with 'contents', or a response with 'candidates'"

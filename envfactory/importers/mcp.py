@@ -17,6 +17,7 @@ from typing import Any
 
 from envfactory.contracts.errors import Location, TrajectoryError
 from envfactory.importers._common import (
+    ERROR_STATUS,
     CallLog,
     PendingStep,
     Problem,
@@ -32,7 +33,6 @@ from envfactory.importers.streams import is_message
 from envfactory.trajectory import Trajectory
 
 FORMAT = "mcp"
-ERROR_STATUS = 400
 CALL_METHOD = "tools/call"
 _EXPECTED = "expected a JSON-RPC message or a list of them"
 

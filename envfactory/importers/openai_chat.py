@@ -1,12 +1,13 @@
 """Import OpenAI Chat Completions logs: assistant ``tool_calls`` and the ``tool`` messages that answer them.
 
-Accepted records (OpenAI, and the same shape from Mistral, Ollama and Cohere v2): a list of messages; an object with ``messages`` (a request body, or a
-fine-tuning line with ``tools``); a completion response (``choices[*].message``); a chat response
-with one ``message`` (Ollama's ``/api/chat``, Cohere v2); Assistants API run steps (one, or a
-``list`` of them: one run); a stored completion's ``list`` of messages; a list of such objects. A ``tool``
-message answers its call by ``tool_call_id``, else by ``tool_name``/``name``, else in order;
-Cohere's ``document`` blocks give their ``data``. The legacy ``function_call`` / ``role: function`` pair reads too. Arguments are JSON
-strings; one that does not parse is an error for that conversation, pinned to the message.
+Accepted records (OpenAI's, and the same shape as Mistral, Ollama and Cohere v2 write it): a list
+of messages; an object with ``messages`` (a request body, or a fine-tuning line with ``tools``); a
+completion response (``choices[*].message``); a chat response with one ``message`` (Ollama's
+``/api/chat``, Cohere v2); Assistants API run steps (one, or a ``list`` of them: one run); a stored
+completion's ``list`` of messages; a list of such objects. A ``tool`` message answers its call by
+``tool_call_id``, else by ``tool_name``/``name``, else in order; Cohere's ``document`` blocks give
+their ``data``. The legacy ``function_call`` / ``role: function`` pair reads too. Arguments are
+JSON strings; one that does not parse is an error for that conversation, pinned to the message.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 
 from envfactory.contracts.errors import Location, TrajectoryError
 from envfactory.importers._common import (
+    ERROR_STATUS,
     CallLog,
     PendingStep,
     Problem,
@@ -32,7 +34,6 @@ from envfactory.trajectory import Trajectory
 
 FORMAT = "openai-chat"
 RUN_STEP = "thread.run.step"
-ERROR_STATUS = 400
 
 
 def import_openai_chat(data: Any, *, source: str, line: int = 0) -> Iterator[Trajectory | TrajectoryError]:
@@ -76,13 +77,14 @@ def _one_record(
             return out
         if data.get("object") == RUN_STEP:
             return [(tid, [data], "")]
-        steps = data.get("data")
-        if data.get("object") == "list" and isinstance(steps, list) and _stored_messages(steps):
-            return [(tid, steps, "data.")]  # a stored completion's messages
-        if data.get("object") == "list" and isinstance(steps, list) and _run_steps(steps):
-            runs = {step.get("run_id") for step in steps} - {None}
-            run = runs.pop() if len(runs) == 1 else None
-            return [(run if isinstance(run, str) and index is None else tid, steps, "")]
+        items = data.get("data")
+        if data.get("object") == "list" and isinstance(items, list):
+            if stored_messages(items):
+                return [(tid, items, "data.")]
+            if run_steps(items):
+                runs = {step.get("run_id") for step in items} - {None}
+                run = runs.pop() if len(runs) == 1 else None
+                return [(run if isinstance(run, str) and index is None else tid, items, "")]
         message = data.get("message")
         if isinstance(message, dict) and "role" in message:  # an Ollama or Cohere v2 chat response
             return [(tid, [message], "message.")]
@@ -99,19 +101,20 @@ def _is_container(item: Any) -> bool:
     )
 
 
-def _stored_messages(items: list[Any]) -> bool:
-    """Whether ``items`` are chat messages (``GET /v1/chat/completions/{id}/messages``)."""
+def stored_messages(items: list[Any]) -> bool:
+    """Whether ``items`` are chat messages (``GET /v1/chat/completions/{id}/messages``); a
+    Responses listing's items have a ``type``."""
     return bool(items) and all(isinstance(x, dict) and "role" in x and "type" not in x for x in items)
 
 
-def _run_steps(items: list[Any]) -> bool:
+def run_steps(items: list[Any]) -> bool:
     """Whether ``items`` are Assistants API run steps (``GET .../runs/{id}/steps``)."""
     return bool(items) and all(isinstance(x, dict) and x.get("object") == RUN_STEP for x in items)
 
 
 def _import(tid: str, messages: list[Any], location: Location) -> Trajectory:
-    if _run_steps(messages):
-        return _import_run_steps(tid, messages, location)
+    if run_steps(messages):
+        return _importrun_steps(tid, messages, location)
     log = CallLog()
     for i, message in enumerate(messages):
         where = f"messages[{i}]"
@@ -153,7 +156,7 @@ def _answered(log: CallLog, message: dict[str, Any], where: str) -> PendingStep 
     return log.result_in_order()
 
 
-def _import_run_steps(tid: str, steps: list[Any], location: Location) -> Trajectory:
+def _importrun_steps(tid: str, steps: list[Any], location: Location) -> Trajectory:
     """An Assistants API run's steps, oldest first (the API lists the newest first by default):
     each ``function`` tool call of a ``tool_calls`` step, its ``output`` the result (none until
     submitted). A failed step's calls get status 400."""

@@ -15,6 +15,7 @@ from typing import Any
 
 from envfactory.contracts.errors import Location, TrajectoryError
 from envfactory.importers._common import (
+    ERROR_STATUS,
     CallLog,
     PendingStep,
     Problem,
@@ -33,7 +34,6 @@ ITEM_TYPES = frozenset(
 )
 _CALLS = frozenset({"function_call", "custom_tool_call", "mcp_call"})
 _OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output"})
-ERROR_STATUS = 400
 _KEYS = ("input", "output", "data")
 _EXPECTED = "expected a list of Responses API items, or an object with 'input', 'output' or 'data'"
 

@@ -15,7 +15,7 @@ from envfactory.contracts.errors import TrajectoryError
 from envfactory.importers.anthropic import BLOCK_TYPES
 from envfactory.importers.bedrock import BLOCK_KEYS, response_message
 from envfactory.importers.gemini import CALL_KEYS, RESPONSE_KEYS
-from envfactory.importers.openai_chat import RUN_STEP
+from envfactory.importers.openai_chat import RUN_STEP, run_steps, stored_messages
 from envfactory.importers.openai_responses import ITEM_TYPES
 from envfactory.importers.streams import is_message
 
@@ -82,11 +82,11 @@ def _sniff_object(data: dict[str, Any]) -> str | None:
     if isinstance(data.get("choices"), list) or data.get("object") == RUN_STEP:
         return "openai-chat"
     if data.get("object") == "list" and isinstance(data.get("data"), list):
-        items = [x for x in data["data"][:_SCAN] if isinstance(x, dict)]
-        if items and all(x.get("object") == RUN_STEP for x in items):
+        items = data["data"][:_SCAN]
+        if run_steps(items):
             return "openai-chat"
-        if items and all("role" in x and "type" not in x for x in items):
-            return _sniff_items(items)  # a stored completion's messages
+        if stored_messages(items):
+            return _sniff_items(items)
     if isinstance(data.get("contents"), list) or isinstance(data.get("candidates"), list):
         return "gemini"  # no other format has either
     if isinstance(response_message(data), dict):
