@@ -19,7 +19,6 @@ every draw the model rejects is sent as well (the call just past a limit is such
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -74,7 +73,7 @@ FOCUS_KEEP = 4
 """In a focused case, the last key is taken ``FOCUS_KEEP - 1`` times in ``FOCUS_KEEP``."""
 STEP_LABEL = 0x5EED_F022
 SLOW_CALL = 0.2
-"""Seconds past which a call that failed (an error, a crash, a hang: none changes the target's
+"""Seconds (CPU seconds for a target in this process: ``Session.call_clock``) past which a call that failed (an error, a crash, a hang: none changes the target's
 state) is remembered with the calls before it: the shrinker and later cases replay that same
 sequence, and a target that takes seconds to fail (a hang waits out the whole call limit) would
 spend the budget failing the same way again."""
@@ -135,6 +134,7 @@ class Case:
 
     __slots__ = (
         "accepted",
+        "dropped",
         "focus",
         "known",
         "last",
@@ -161,6 +161,8 @@ class Case:
         }
         self.seen: dict[str, set[Any]] = {c: set(keys) for c, keys in self.known.items()}
         self.pool: list[Any] = []
+        self.dropped: dict[str, list[Any]] = {}
+        """Keys each collection lost in this case, most recently deleted last."""
         self.probes = 0
         self.accepted: list[Call] = []
         self.off: frozenset[str] = frozenset()
@@ -199,6 +201,10 @@ class Case:
             enabled = [p for p in enabled if p.name not in self.off] or enabled
         if self.refused:
             enabled = [p for p in enabled if p.name not in self.refused] or enabled
+        if self.dropped:
+            # a producer of a collection that lost a key in this case is offered twice (it makes
+            # that key again three times in eight: see ``_keys``)
+            enabled += [p for p in enabled if any(self._gone(c) for c in p.steer.makes & self.dropped.keys())]
         # seven times in eight an operation the state may enable, else any: one draw, which
         # shrinks to the first enabled operation
         choice = src.index(ENABLED_ODDS * len(enabled) + len(plans))
@@ -333,8 +339,12 @@ class Case:
                 how = src.index(8)
                 if gone and how < 6:  # a key that is gone: use after delete
                     value[field] = gone[-1 - how % len(gone)]
-                elif not breaking and how == 7 and (gone := self._gone(collection)):
-                    value[field] = gone[-1]  # made again under a key that was deleted
+                elif not breaking and how >= (2 if self.focus else 5) and (gone := self._gone(collection)):
+                    # made again under a key that was deleted, the one deleted last (three draws
+                    # in eight, six in a focused case, where it is the key last called with):
+                    # a resource made again keeps the history it had in a stale-state bug
+                    last = self.last.get(collection)
+                    value[field] = last if self.focus and last in gone else self._recent(collection, gone)
                 else:
                     if drawn is not None:
                         value[field] = drawn(src)
@@ -372,6 +382,14 @@ class Case:
         """Keys the collection held earlier in the case and holds no longer."""
         live = self.state.get(collection) or ()
         return [k for k in self.known.get(collection, ()) if k not in live]
+
+    def _recent(self, collection: str, gone: list[Any]) -> Any:
+        """The key of ``gone`` the collection lost last (a key the case never saw deleted, such
+        as one of the initial state's, counts as lost first)."""
+        for key in reversed(self.dropped.get(collection, ())):
+            if key in gone:
+                return key
+        return gone[-1]
 
     def _fresh(self, collection: str, drawn: Any) -> Any:
         """``drawn`` if the collection never held it in this case, else a key made unlike any."""
@@ -465,9 +483,10 @@ class Case:
         memo = self._memo_key(op.name, value) if slow is not None else ""
         response = slow.get(memo) if slow is not None else None
         if response is None:
-            started = time.perf_counter()
+            clock = session.call_clock
+            started = clock()
             response = session.target.call(op.name, value)
-            if time.perf_counter() - started > SLOW_CALL and not 0 < response.status < 400:
+            if clock() - started > SLOW_CALL and not 0 < response.status < 400:
                 # the same sequence again (a shrinking replay, a later case) answers at once
                 session.slow.setdefault(op.name, {})[memo or self._memo_key(op.name, value)] = response
         session.calls += 1
@@ -484,6 +503,10 @@ class Case:
                     session.corpus.add(self.accepted)
                 for name in session.writes[op.name]:
                     self._remember(name, post.get(name))
+                    before = state.get(name)
+                    if before and len(post.get(name) or ()) < len(before):
+                        after = post.get(name) or ()
+                        self.dropped.setdefault(name, []).extend(k for k in before if k not in after)
                 self._remember_values(value, response.output)
                 return
         else:

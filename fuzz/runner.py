@@ -61,7 +61,11 @@ LONGER = 4
 REACH_TIMEOUT = 10.0
 """Seconds' worth of solver effort (``reach.effort``) planning them may take, at most."""
 REACH_GUARD = 3.0
-"""The planning worker is killed past this many times those seconds of wall time."""
+"""The planning worker is killed past this many times those seconds of wall time (in a run with
+a time budget, which must not outlive it)."""
+REACH_HANG = 600.0
+"""Wall seconds after which the planning worker of a run bounded by examples is killed: a hang
+guard only, so that a loaded machine does not change what the same seed plans."""
 DEFAULT_EXAMPLES = 100
 """Test cases of a run given neither ``max_examples`` nor a time budget."""
 UNBOUNDED = 10**9
@@ -267,6 +271,9 @@ class Session:
         """Each operation's thresholds, read once for the shrinker (``shrink._tied``)."""
         self.state_writes = {name: tuple(sorted(op.writes)) for name, op in closed.operations.items()}
         self.slow: dict[str, dict[str, Response]] = {}
+        # a call's cost: CPU time where it runs in this process (the same on a loaded machine, so
+        # the same seed memoizes the same calls), wall time where it runs elsewhere
+        self.call_clock = time.process_time if getattr(target, "in_process", False) else time.perf_counter
         """Per operation, the crashes and hangs that took long, by the case's calls up to them
         (``machine.SLOW_CALL``): answered again without waiting for the target."""
 
@@ -587,7 +594,7 @@ def reach(session: Session, time_budget: float | None) -> None:
 
     bounded(
         lambda report: plan(contract, goals, effort=units, report=report),
-        seconds * REACH_GUARD,
+        REACH_HANG if time_budget is None else seconds * REACH_GUARD,
         progress=lambda prefix: found.append(tuple(prefix)),
     )
     session.prefixes = found
