@@ -19,6 +19,7 @@ from envfactory.fuzz.runner import fuzz
 from envfactory.fuzz.targets import open_target
 
 IMPLS = Path(__file__).resolve().parent / "impls"
+pytestmark = pytest.mark.timeout(1800)  # a hang guard only: runs end by example counts
 sys.path.insert(0, str(IMPLS))
 
 import depot_impl  # noqa: E402
@@ -89,7 +90,6 @@ def test_each_planted_bug_shows_at_its_stated_depth(bug: str) -> None:
     assert shows_last(depot_impl.Depot(), getattr(depot_impl, bug)(), trace)
 
 
-@pytest.mark.timeout(600)
 def test_the_correct_depot_has_no_finding() -> None:
     contract = envfactory.load(IMPLS / "depot.yaml")
     target = open_target(f"python:{IMPLS / 'depot_impl.py'}:Depot", contract)

@@ -24,6 +24,7 @@ from envfactory.trajectory import parse_trajectory
 from envfactory.verification import verify
 
 IMPLS = Path(__file__).resolve().parent / "impls"
+pytestmark = pytest.mark.timeout(1800)  # a hang guard only: runs end by example counts
 sys.path.insert(0, str(IMPLS))
 
 import garage_impl  # noqa: E402
@@ -116,7 +117,6 @@ def test_the_correct_garage_answers_each_trace_as_the_contract_says(bug: str) ->
     assert [r.verdict for r in results] == ["valid"], results
 
 
-@pytest.mark.timeout(600)
 def test_the_correct_garage_has_no_finding() -> None:
     contract = envfactory.load(IMPLS / "garage.yaml")
     target = open_target(f"python:{IMPLS / 'garage_impl.py'}:Garage", contract)
