@@ -35,7 +35,9 @@ def verdicts(name: str, correct: str, trace: list[tuple[str, dict[str, Any]]]) -
         target.reset()
         for tool, kwargs in trace:
             response = target.call(tool, kwargs)
-            steps.append({"tool": tool, "input": kwargs, "output": response.output, "status": response.status})
+            steps.append(
+                {"tool": tool, "input": kwargs, "output": response.output, "status": response.status}
+            )
     finally:
         target.close()
     trajectory = parse_trajectory({"id": name, "steps": steps}, Location(name))

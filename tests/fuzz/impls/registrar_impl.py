@@ -42,7 +42,10 @@ class Registrar:
         return self.enrollments[id]
 
     def _holds(self, student: str, course: str) -> bool:
-        return any(e["active"] and e["student"] == student and e["course"] == course for e in self.enrollments.values())
+        return any(
+            e["active"] and e["student"] == student and e["course"] == course
+            for e in self.enrollments.values()
+        )
 
     # -- students --------------------------------------------------------------------------------
 
