@@ -40,7 +40,8 @@ from envfactory.statemachine.simulator import Response
 
 MODES = ("valid", "adversarial")
 GRAPH_TIMEOUT = 20.0
-"""Seconds for the state graph behind the coverage figure (a fifth of a time budget at most)."""
+"""Wall seconds for the state graph behind the coverage figure in a run with a time budget (a
+fifth of it at most; its work is bounded by Z3 resource units as well)."""
 ENGINES = ("rules", "fast")
 SHRINK_GRACE = 0.2
 """Share of the time budget a run may add to finish shrinking what it found."""
@@ -63,9 +64,10 @@ REACH_TIMEOUT = 10.0
 REACH_GUARD = 3.0
 """The planning worker is killed past this many times those seconds of wall time (in a run with
 a time budget, which must not outlive it)."""
-REACH_HANG = 600.0
-"""Wall seconds after which the planning worker of a run bounded by examples is killed: a hang
-guard only, so that a loaded machine does not change what the same seed plans."""
+HANG_GUARD = 600.0
+"""Wall seconds after which the solver's worker (planning prefixes, building the state graph) of
+a run bounded by examples is killed: a hang guard only, the work itself is bounded by Z3
+resource units, so that a loaded machine does not change what the same seed plans and reports."""
 DEFAULT_EXAMPLES = 100
 """Test cases of a run given neither ``max_examples`` nor a time budget."""
 UNBOUNDED = 10**9
@@ -526,7 +528,7 @@ def fuzz(
             session.contract,
             session.abstraction,
             session.edges,
-            GRAPH_TIMEOUT if time_budget is None else min(GRAPH_TIMEOUT, max(1.0, time_budget * 0.2)),
+            HANG_GUARD if time_budget is None else min(GRAPH_TIMEOUT, max(1.0, time_budget * 0.2)),
         )
         if graph
         else None
@@ -594,7 +596,7 @@ def reach(session: Session, time_budget: float | None) -> None:
 
     bounded(
         lambda report: plan(contract, goals, effort=units, report=report),
-        REACH_HANG if time_budget is None else seconds * REACH_GUARD,
+        HANG_GUARD if time_budget is None else seconds * REACH_GUARD,
         progress=lambda prefix: found.append(tuple(prefix)),
     )
     session.prefixes = found

@@ -25,6 +25,7 @@ from envfactory.fuzz.targets import open_target
 from envfactory.trajectory import Step
 
 IMPLS = Path(__file__).resolve().parent / "impls"
+pytestmark = pytest.mark.timeout(1800)  # a hang guard only: runs end by example counts
 
 
 def _run(contract_name: str, factory: str, seed: int, max_examples: int = 200) -> tuple[Finding, ...]:

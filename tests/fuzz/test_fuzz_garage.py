@@ -16,18 +16,13 @@ from typing import Any
 
 import pytest
 
-import envfactory
-from envfactory.contracts.errors import Location
-from envfactory.fuzz.runner import fuzz
-from envfactory.fuzz.targets import open_target
-from envfactory.trajectory import parse_trajectory
-from envfactory.verification import verify
-
 IMPLS = Path(__file__).resolve().parent / "impls"
+pytestmark = pytest.mark.timeout(1800)  # a hang guard only: runs end by example counts
 sys.path.insert(0, str(IMPLS))
 
 import garage_impl  # noqa: E402
 from fuzz_impl_check import shows_last  # noqa: E402
+from heldout import findings, planted, verdicts  # noqa: E402
 
 CYCLE = [("enter", {"lot": "a"}), ("pay", {"id": 1}), ("leave", {"id": 1})]
 CYCLE2 = [("enter", {"lot": "a"}), ("pay", {"id": 2}), ("leave", {"id": 2})]
@@ -82,12 +77,7 @@ MINIMAL = {
 
 
 def test_every_planted_bug_has_a_trace() -> None:
-    planted = {
-        name
-        for name, cls in vars(garage_impl).items()
-        if isinstance(cls, type) and issubclass(cls, garage_impl.Garage) and cls is not garage_impl.Garage
-    }
-    assert planted == set(TRACES) == set(MINIMAL)
+    assert planted(garage_impl, garage_impl.Garage) == set(TRACES) == set(MINIMAL)
 
 
 @pytest.mark.parametrize("bug", sorted(TRACES))
@@ -99,29 +89,8 @@ def test_each_planted_bug_shows_at_its_stated_depth(bug: str) -> None:
 
 @pytest.mark.parametrize("bug", sorted(TRACES))
 def test_the_correct_garage_answers_each_trace_as_the_contract_says(bug: str) -> None:
-    contract = envfactory.load(IMPLS / "garage.yaml")
-    target = open_target(f"python:{IMPLS / 'garage_impl.py'}:Garage", contract)
-    steps = []
-    try:
-        target.reset()
-        for name, kwargs in TRACES[bug]:
-            response = target.call(name, kwargs)
-            steps.append(
-                {"tool": name, "input": kwargs, "output": response.output, "status": response.status}
-            )
-    finally:
-        target.close()
-    trajectory = parse_trajectory({"id": bug, "steps": steps}, Location(bug))
-    results = list(verify(contract, [trajectory], allow_rejected=True))
-    assert [r.verdict for r in results] == ["valid"], results
+    assert verdicts("garage", "Garage", TRACES[bug]) == ["valid"]
 
 
-@pytest.mark.timeout(600)
 def test_the_correct_garage_has_no_finding() -> None:
-    contract = envfactory.load(IMPLS / "garage.yaml")
-    target = open_target(f"python:{IMPLS / 'garage_impl.py'}:Garage", contract)
-    try:
-        summary = fuzz(contract, target, seed=0, max_examples=1000)
-    finally:
-        target.close()
-    assert summary.findings == ()
+    assert findings("garage", "Garage", 1000) == ()

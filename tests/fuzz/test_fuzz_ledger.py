@@ -18,6 +18,7 @@ from envfactory.fuzz.runner import fuzz
 from envfactory.fuzz.targets import open_target
 
 IMPLS = Path(__file__).resolve().parent / "impls"
+pytestmark = pytest.mark.timeout(1800)  # a hang guard only: runs end by example counts
 
 LEDGER = [
     # (planted bug, the operations that may show it, its minimal length, examples to search)

@@ -20,6 +20,7 @@ from envfactory.fuzz.targets import open_target
 
 ROOT = Path(__file__).resolve().parents[2]
 IMPLS = Path(__file__).resolve().parent / "impls"
+pytestmark = pytest.mark.timeout(1800)  # a hang guard only: runs end by example counts
 
 
 def _contract(name: str) -> envfactory.Contract:

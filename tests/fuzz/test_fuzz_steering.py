@@ -23,6 +23,7 @@ from envfactory.fuzz.steering import Steer, distinct_keys, key_fields
 from envfactory.fuzz.targets import open_target
 
 IMPLS = Path(__file__).resolve().parent / "impls"
+pytestmark = pytest.mark.timeout(1800)  # a hang guard only: runs end by example counts
 DEPOT = envfactory.load(IMPLS / "depot.yaml")
 LEDGER = envfactory.load(IMPLS / "ledger.yaml")
 
