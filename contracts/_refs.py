@@ -61,7 +61,9 @@ class SharedDefs(dict[str, Any]):
     as it is instead of copying the (large) closure once per use.
     """
 
-    __slots__ = ()
+    __slots__ = ("group",)
+    group: Any
+    """The validators compiled with these definitions (``_validate``), set on first use."""
 
     def __deepcopy__(self, memo: dict[int, Any]) -> SharedDefs:
         return self  # shared on purpose: copying a schema never copies the document's defs
@@ -83,12 +85,14 @@ class DocumentBundler:
         transform: Callable[[Any], Any] | None = None,
         root_dir: str | Path | None = None,
         inspect: Callable[[Any], None] | None = None,
+        revise: Callable[[Any, dict[str, Any]], None] | None = None,
     ) -> None:
         path = Path(document_path) if document_path is not None else None
         root = Path(root_dir) if root_dir is not None else (path.parent if path is not None else Path.cwd())
         self._bundler = _Bundler(document, document, path, root, shared=True)
         self._bundler.transform = transform
         self._bundler.inspect = inspect  # sees every node as written (with its location) once
+        self._bundler.revise = revise  # may change a node's copy, once its children are copied
 
     @property
     def defs(self) -> SharedDefs:
@@ -188,6 +192,7 @@ class _Bundler:
         self.defs: dict[str, Any] = SharedDefs() if shared else {}
         self.transform: Callable[[Any], Any] | None = None
         self.inspect: Callable[[Any], None] | None = None
+        self.revise: Callable[[Any, dict[str, Any]], None] | None = None
         self.names: dict[tuple[str, str], str] = {}
         self.files: dict[Path, Any] = {}
         self.nodes = 0
@@ -229,6 +234,8 @@ class _Bundler:
                     out[str(key)] = {k: self.copy(v, tfile, tdoc, schema_root, ()) for k, v in merged.items()}
                 else:
                     out[str(key)] = self.copy(value, file, document, schema_root, ())
+            if self.revise is not None:
+                self.revise(node, out)
             return out
         if isinstance(node, list):
             return [self.copy(item, file, document, schema_root, ()) for item in node]

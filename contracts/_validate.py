@@ -11,12 +11,14 @@ reach this module already bundled (``_refs.bundle``), and the validator is built
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 import attrs
 import jsonschema_rs
 
+from envfactory.contracts import _refs
 from envfactory.contracts.errors import ContractError, Location
 
 BACKTRACK_LIMIT = 100_000
@@ -86,10 +88,98 @@ def _refuse_retrieval(uri: str) -> Any:
     raise ValueError(f"references are not fetched ({uri})")
 
 
-class SchemaValidator:
-    """A JSON Schema compiled once; ``is_valid`` / ``first`` / ``violations`` on the hot path."""
+class _Group:
+    """The lazily compiled schemas of one document, compiled together on the first use of any.
 
-    __slots__ = ("_compiled", "location", "schema")
+    jsonschema_rs copies the whole schema it compiles, so each of Stripe's 834 validators held
+    its own copy of the reachable definitions (1-3.5 MB each; a session through ``serve`` reached
+    1.9 GB). Compiled as one schema whose ``properties`` are the members (``{"$defs": shared,
+    "properties": {"m0": first, ...}}``), the definitions are copied once, and a member validates
+    ``{key: value}``. A member that joins after its group compiled starts the next group.
+    """
+
+    __slots__ = ("defs", "lock", "pending")
+
+    def __init__(self, defs: Mapping[str, Any]) -> None:
+        self.defs = defs
+        self.pending: list[SchemaValidator] = []
+        self.lock = threading.Lock()
+
+    def compile(self, member: SchemaValidator) -> None:
+        """Compile ``member``'s group (every member pending now); alone where the group fails."""
+        with self.lock:
+            if member._compiled is not None:  # another thread compiled the group meanwhile
+                return
+            members, self.pending = self.pending, []
+            if member not in members:
+                members.append(member)
+            bodies = {f"m{i}": _body(m.schema) for i, m in enumerate(members)}
+            try:
+                compiled = _compile({"$defs": self.defs, "properties": bodies}, None)
+            except ContractError:  # a member that is not JSON Schema: each reports its own error
+                compiled = None
+            for i, m in enumerate(members):
+                if compiled is None:
+                    m._group = None
+                else:
+                    m._compiled, m._key = compiled, f"m{i}"
+
+
+def _group(schema: Mapping[str, Any]) -> _Group | None:
+    """The group a lazily compiled schema joins: those whose ``$defs`` is a document's shared
+    one, and whose root is no resource of its own (``$id`` would move where ``#/$defs`` points)."""
+    defs = schema.get("$defs")
+    if not isinstance(defs, _refs.SharedDefs) or "$id" in schema:
+        return None
+    group = getattr(defs, "group", None)
+    if group is None:
+        group = defs.group = _Group(defs)  # lives as long as the document's definitions
+    return group
+
+
+def _body(schema: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in schema.items() if k not in ("$defs", "$schema")}
+
+
+def _compile(schema: Mapping[str, Any], location: Location | None) -> Any:
+    compiled = dict(schema)
+    compiled.setdefault("$schema", _DRAFT_2020)
+    try:
+        return jsonschema_rs.validator_for(
+            compiled,
+            pattern_options=jsonschema_rs.FancyRegexOptions(
+                backtrack_limit=BACKTRACK_LIMIT, size_limit=REGEX_SIZE_LIMIT
+            ),
+            retriever=_refuse_retrieval,
+        )
+    except (ValueError, TypeError, jsonschema_rs.ReferencingError) as err:
+        first = str(err).splitlines()[0] if str(err) else type(err).__name__
+        raise ContractError(f"invalid JSON Schema: {first}", location) from None
+
+
+class _Member:
+    """A group member's test: the group's compiled schema on ``{key: value}``."""
+
+    __slots__ = ("_compiled", "_key")
+
+    def __init__(self, compiled: Any, key: str) -> None:
+        self._compiled = compiled
+        self._key = key
+
+    def is_valid(self, value: Any) -> bool:
+        return bool(self._compiled.is_valid({self._key: value}))
+
+    def iter_errors(self, value: Any) -> Iterator[Any]:
+        return self._compiled.iter_errors({self._key: value})
+
+
+class SchemaValidator:
+    """A JSON Schema compiled once; ``is_valid`` / ``first`` / ``violations`` on the hot path.
+
+    ``lazy`` compiles on first use; a lazy schema of a document's shared ``$defs`` is compiled
+    with the others of its document (``_Group``)."""
+
+    __slots__ = ("_compiled", "_group", "_key", "location", "schema")
 
     def __init__(
         self, schema: Mapping[str, Any], location: Location | None = None, lazy: bool = False
@@ -97,33 +187,29 @@ class SchemaValidator:
         self.schema = dict(schema)
         self.location = location
         self._compiled: Any = None
-        if not lazy:
-            self._compiled = self._compile()
+        self._key: str | None = None
+        self._group = _group(self.schema) if lazy else None
+        if self._group is not None:
+            self._group.pending.append(self)
+        else:
+            self._compiled = _compile(_used_defs(self.schema), location)
 
     @property
     def _validator(self) -> Any:
-        """The compiled validator, built on first use where the schema was checked already."""
+        """The compiled test, built on first use where the schema was checked already."""
         if self._compiled is None:
-            self._compiled = self._compile()
+            if self._group is not None:
+                self._group.compile(self)
+            if self._compiled is None:  # its group failed to compile: alone, with its location
+                self._compiled = _compile(_used_defs(self.schema), self.location)
+        if self._key is not None:
+            return _Member(self._compiled, self._key)
         return self._compiled
-
-    def _compile(self) -> Any:
-        compiled = _used_defs(self.schema)
-        compiled.setdefault("$schema", _DRAFT_2020)
-        try:
-            return jsonschema_rs.validator_for(
-                compiled,
-                pattern_options=jsonschema_rs.FancyRegexOptions(
-                    backtrack_limit=BACKTRACK_LIMIT, size_limit=REGEX_SIZE_LIMIT
-                ),
-                retriever=_refuse_retrieval,
-            )
-        except (ValueError, TypeError, jsonschema_rs.ReferencingError) as err:
-            first = str(err).splitlines()[0] if str(err) else type(err).__name__
-            raise ContractError(f"invalid JSON Schema: {first}", self.location) from None
 
     def is_valid(self, value: Any) -> bool:
         try:
+            if self._key is not None:
+                return bool(self._compiled.is_valid({self._key: value}))
             return bool(self._validator.is_valid(value))
         except (ValueError, TypeError, OverflowError):
             return False
@@ -143,18 +229,25 @@ class SchemaValidator:
             for count, error in enumerate(errors):
                 if count >= limit:
                     return
-                yield _violation(error)
+                yield _violation(error, self._key)
         except (ValueError, TypeError, OverflowError) as err:
             yield Violation((), f"value cannot be validated: {err}", "type")
 
 
-def _violation(error: Any) -> Violation:
+def _violation(error: Any, key: str | None = None) -> Violation:
+    """``key``: a group member's, whose value paths start at its key and schema paths at
+    ``properties/key`` (unless a ``$ref`` led into the shared definitions)."""
     schema_path = tuple(error.schema_path)
+    value_path = tuple(error.instance_path)
+    if key is not None:
+        value_path = value_path[1:]
+        if schema_path[:2] == ("properties", key):
+            schema_path = schema_path[2:]
     keyword = next((str(p) for p in reversed(schema_path) if isinstance(p, str)), "schema")
     message = str(error.message)
     if len(message) > 300:
         message = message[:297] + "..."
-    return Violation(tuple(error.instance_path), message, keyword, schema_path)
+    return Violation(value_path, message, keyword, schema_path)
 
 
 # -- OpenAPI's dialect --------------------------------------------------------------------------

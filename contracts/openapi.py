@@ -16,6 +16,7 @@ operations: ``requires``, ``effects``, ``ensures``, ``infer``), and from a nativ
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -197,7 +198,9 @@ class _Translator:
         self.version = version
         self.strict = strict
         self.found: dict[tuple[str, str], tuple[Location, int]] = {}
-        self.bundler = _refs.DocumentBundler(doc, path, transform=self._dialect, inspect=self._inspect)
+        self.bundler = _refs.DocumentBundler(
+            doc, path, transform=self._dialect, inspect=self._inspect, revise=self._revise
+        )
         self.schemas: list[tuple[dict[str, Any], Location]] = []
         self.names: dict[tuple[str, str], str] = {}
         self.op_exts: dict[str, Mapping[str, Any]] = {}
@@ -241,8 +244,49 @@ class _Translator:
         if isinstance(fmt, str) and fmt not in KNOWN_FORMATS and isinstance(node.get("type"), str | list):
             self.defect("unknown-format", f"unknown format {fmt!r} (not checked)", node, "format")
 
-    def defect(self, kind: str, message: str, node: Any, key: str) -> None:
-        where = locate(node, [key], getattr(node, "loc", None) or self.file_loc)
+    def _revise(self, node: Mapping[str, Any], copy: dict[str, Any]) -> None:
+        """Read a ``oneOf`` whose branches are the same schema as naming it once: as written, no
+        value can match exactly one of them (PagerDuty's ``metadata.agent`` lists one reference
+        twice, once by ``$ref`` and once inline, differing only in their examples), so nothing
+        could ever answer it. Compared as the validator reads them: through references, in
+        JSON Schema 2020-12 (annotations such as ``example`` dropped)."""
+        branches = copy.get("oneOf")
+        if not isinstance(branches, list) or len(branches) < 2:
+            return
+        first: dict[str, int] = {}
+        kept: list[Any] = []
+        for index, branch in enumerate(branches):
+            key = self._meaning(branch)
+            if key in first:
+                self.defect(
+                    "identical-oneof",
+                    f"oneOf branches {first[key] + 1} and {index + 1} are the same schema, so no value "
+                    "matches exactly one of them; read as one",
+                    node,
+                    "oneOf",
+                    index,
+                )
+                continue
+            first[key] = index
+            kept.append(branch)
+        if len(kept) < len(branches):
+            copy["oneOf"] = kept
+
+    def _meaning(self, branch: Any) -> str:
+        """A branch's schema as text: a reference read as its target, the dialect normalized."""
+        defs = self.bundler.defs
+        seen: set[str] = set()
+        while isinstance(branch, Mapping) and set(branch) == {"$ref"}:
+            ref = branch["$ref"]
+            name = ref[len("#/$defs/") :] if isinstance(ref, str) and ref.startswith("#/$defs/") else None
+            if name is None or name in seen or not defs.get(name):  # still being copied (a cycle)
+                break
+            seen.add(name)
+            branch = defs[name]
+        return json.dumps(_without_notes(self._dialect(branch)), sort_keys=True, default=str)
+
+    def defect(self, kind: str, message: str, node: Any, key: str, *more: str | int) -> None:
+        where = locate(node, [key, *more], getattr(node, "loc", None) or self.file_loc)
         if self.strict:
             raise ContractError(f"{message} (--strict)", where)
         first = (kind, message)
@@ -698,6 +742,29 @@ class _Success:
     status: int = 200
     body: bool = True
     statuses: tuple[int, ...] = (200,)
+
+
+_NOTES = frozenset(("description", "title", "examples", "example", "deprecated", "$comment"))
+"""Annotations: two schemas that differ only in these accept the same values."""
+
+
+def _without_notes(schema: Any) -> Any:
+    if isinstance(schema, Mapping):
+        # a property named like an annotation is still a property: only schema keywords go
+        return {
+            k: (
+                {name: _without_notes(v) for name, v in value.items()}
+                if k in ("properties", "patternProperties", "$defs") and isinstance(value, Mapping)
+                else value
+                if k in ("enum", "const", "default")
+                else _without_notes(value)
+            )
+            for k, value in schema.items()
+            if k not in _NOTES
+        }
+    if isinstance(schema, list):
+        return [_without_notes(v) for v in schema]
+    return schema
 
 
 def _status_number(code: str) -> int:

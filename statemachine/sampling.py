@@ -8,6 +8,7 @@ only.
 from __future__ import annotations
 
 import datetime
+import functools
 import hashlib
 import importlib
 import random
@@ -48,6 +49,17 @@ def faker_instance() -> Any:
 
         fake = _FAKERS.faker = Faker("en_US")
     return fake
+
+
+@functools.cache
+def _words() -> tuple[str, ...]:
+    """Faker's English word list: a plain word is drawn from it with the sampler's own
+    ``random``, without making or seeding a Faker (its ``word()`` drew the same uniform choice
+    through its weighted-sampling machinery, at ten times the cost: a fifth of ``generate``'s
+    time on Stripe)."""
+    from faker.providers.lorem.en_US import Provider
+
+    return tuple(Provider.word_list)
 
 
 # ------------------------------------------------------------------------------------ regexes
@@ -394,16 +406,16 @@ class Sampler:
     def _faked(self, fmt: Any, name: str | None) -> str:
         if fmt in _CLOCK_FORMATS:
             return self._moment(fmt)
-        fake = self.faker()
         provider = _FORMATS.get(fmt) if isinstance(fmt, str) else None
         if provider is None and name:
             lowered = name.lower()
             provider = next((p for hint, p in _NAME_HINTS if hint in lowered), None)
+        if provider is None:
+            return self.rng.choice(_words())
+        fake = self.faker()
         if provider == "sentence":
             return str(fake.sentence(nb_words=4)).rstrip(".")
-        if provider is not None:
-            return str(getattr(fake, provider)())
-        return str(fake.word())
+        return str(getattr(fake, provider)())
 
     def _moment(self, fmt: str) -> str:
         """An RFC 3339 ``date-time``, ``date`` or ``time`` in UTC, drawn from the seed alone.

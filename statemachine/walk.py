@@ -278,7 +278,8 @@ def explore(
         pre = abstraction.of(sim.state)
         for tool in tools:
             tried: set[str] = set()
-            for _ in range(draws_per_op):
+            # a call without effects leaves the same state: one witness of its edge is all there is
+            for _ in range(draws_per_op if contract.operations[tool].effects else 1):
                 value = drawer.enabled(sim, tool, rng, sampler=sampler)
                 if value is None:
                     break

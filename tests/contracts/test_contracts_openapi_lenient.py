@@ -107,3 +107,74 @@ def yaml_doc() -> dict[str, object]:
 
     result: dict[str, object] = yaml.safe_load(DOC.format(version="3.0.3"))
     return result
+
+
+AGENT = """openapi: 3.0.3
+info: {title: t, version: '1'}
+paths:
+  /runs:
+    post:
+      operationId: run
+      responses:
+        '201':
+          description: started
+          content:
+            application/json:
+              schema:
+                type: object
+                required: [id, agent]
+                properties:
+                  id: {type: string}
+                  agent:
+                    oneOf:
+                      - {$ref: '#/components/schemas/UserRef'}
+                      - {$ref: '#/components/schemas/Team/properties/lead/oneOf/1'}
+                      - type: object
+                        required: [type, id]
+                        properties:
+                          id: {type: string, example: PT4KHRS}
+                          type: {type: string, example: workflow_reference}
+components:
+  schemas:
+    UserRef:
+      type: object
+      required: [type, id]
+      properties:
+        id: {type: string}
+        type: {type: string, enum: [user_reference]}
+    Team:
+      type: object
+      properties:
+        lead:
+          oneOf:
+            - {$ref: '#/components/schemas/UserRef'}
+            - type: object
+              required: [type, id]
+              properties:
+                id: {type: string, example: P000000}
+                type: {type: string, example: service_reference}
+"""
+
+
+def test_identical_one_of_branches_load_as_one_with_a_warning_at_the_repeat(tmp_path: Path) -> None:
+    """PagerDuty's ``metadata.agent``: a reference listed twice (once by ``$ref``, once inline,
+    differing in examples) leaves no value matching exactly one branch; read as one, warned."""
+    path = tmp_path / "agent.yaml"
+    path.write_text(AGENT, encoding="utf-8")
+    contract = envfactory.load(path)
+    (finding,) = [f for f in lint(contract) if f.kind == "identical-oneof"]
+    assert finding.severity == "warning" and "branches 2 and 3" in finding.message
+    assert finding.location is not None and finding.location.line == 21  # the repeated branch
+    run = contract.operations["run"]
+    assert run.output_validator is not None
+    assert run.output_validator.is_valid({"id": "r1", "agent": {"id": "P1", "type": "workflow_reference"}})
+    assert (
+        run.output_validator.is_valid({"id": "r1", "agent": {"id": "P1", "type": "user_reference"}}) is False
+    )
+    sim = envfactory.Simulator(contract, seed=3)
+    for _ in range(20):
+        response = sim.call("run", {})
+        assert response.ok and run.output_validator.is_valid(response.output), response
+    with pytest.raises(ContractError) as err:
+        envfactory.load(path, strict=True)
+    assert err.value.location is not None and err.value.location.line == 21

@@ -250,3 +250,47 @@ def test_exploring_a_large_document_draws_lean_answers_and_generation_stays_vali
     made.clear()
     explore(_wide_contract(tmp_path, 2), seed=1)
     assert made == [False]
+
+
+def test_exploration_draws_one_input_per_state_for_an_operation_without_effects(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A call without effects leaves the same state: one witness is its whole edge, so the other
+    draws were spent for nothing (most of a large API's operations are reads: 327 of Stripe's
+    417). Counted, not timed; the operations that write still get ``draws_per_op`` draws."""
+    from envfactory.statemachine import walk
+
+    contract = _load("petstore/petstore.yaml")
+    reads = {name for name, op in contract.operations.items() if not op.effects}
+    writes = set(contract.operations) - reads
+    assert reads and writes
+    drawn: Counter[tuple[str, int]] = Counter()
+    real = walk.InputDrawer.enabled
+
+    def counting(self: Any, sim: Any, tool: str, *args: Any, **kw: Any) -> Any:
+        drawn[(tool, id(sim))] += 1
+        return real(self, sim, tool, *args, **kw)
+
+    monkeypatch.setattr(walk.InputDrawer, "enabled", counting)
+    found = explore(contract, seed=3, draws_per_op=3)
+    assert found.operations.keys() >= reads
+    assert all(n == 1 for (tool, _), n in drawn.items() if tool in reads)
+    assert any(n > 1 for (tool, _), n in drawn.items() if tool in writes)
+
+
+def test_a_plain_string_is_a_word_drawn_with_the_samplers_own_random() -> None:
+    """Faker's ``word()`` drew a uniform choice through its weighted sampling at ten times the
+    cost; the sampler draws from Faker's word list with its own ``random`` (same seed, same
+    words) and makes no Faker for it."""
+    import random
+
+    from faker.providers.lorem.en_US import Provider
+
+    from envfactory.statemachine import sampling
+
+    samplers = [sampling.Sampler(random.Random(5)) for _ in range(2)]
+    first, again = ([s.value({"type": "string"}) for _ in range(3)] for s in samplers)
+    assert first == again and set(first) <= set(Provider.word_list)
+    assert all(s._faker is None for s in samplers)
+    drawn = {sampling.Sampler(random.Random(s)).value({"type": "string"}) for s in range(40)}
+    assert len(drawn) > 20
