@@ -1,0 +1,126 @@
+"""Holes filled from values the trajectory or the state shows, before Z3 (issue 17 item 5).
+
+A feasible trajectory with holes whose values appear elsewhere (a ticket's id, an assignee, an
+``enum`` member) is decided by concrete runs of candidate completions, without Z3; the witness
+is a completion that verifies as valid; a trajectory no candidate completes still goes to Z3 and
+gets Z3's verdict."""
+
+from __future__ import annotations
+
+import random
+import sys
+from pathlib import Path
+from typing import Any
+
+import attrs
+import orjson
+import pytest
+
+import envfactory
+from envfactory import verification
+from envfactory.solver import feasibility as F
+from envfactory.trajectory import Trajectory, fill_holes, read_trajectories_text
+from envfactory.verification import Verifier
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "bench"))
+
+from bench_verify_holes import cases  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def tickets() -> envfactory.Contract:
+    return envfactory.load(ROOT / "examples" / "tickets" / "tickets.yaml")
+
+
+def _count_solver(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The ids of the trajectories the verifier asks Z3 about (``Verifier._symbolic``)."""
+    asked: list[str] = []
+    symbolic = Verifier._symbolic
+
+    def counting(self: Verifier, traj: Trajectory, *args: Any) -> Any:
+        asked.append(traj.id)
+        return symbolic(self, traj, *args)
+
+    monkeypatch.setattr(Verifier, "_symbolic", counting)
+    return asked
+
+
+def _filled(traj: Trajectory, holes: dict[str, Any]) -> Trajectory:
+    steps = tuple(
+        attrs.evolve(s, input=fill_holes(s.input, holes), output=fill_holes(s.output, holes)) for s in traj.steps
+    )
+    return attrs.evolve(traj, steps=steps)
+
+
+def test_recorded_values_complete_holes_without_z3(
+    tickets: envfactory.Contract, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asked = _count_solver(monkeypatch)
+    verifier = Verifier(tickets, timeout=30.0)
+    work = cases(25, 5)
+    for traj, _ in work:
+        result = verifier.check(traj)
+        assert result.verdict == "feasible", (traj.id, result.message)
+        holes = result.witness["holes"]
+        assert set(holes) == set(traj.holes())
+        assert result.message.startswith("a completion exists: ")
+        assert verifier.check(_filled(traj, holes)).verdict == "valid"  # the witness is a completion
+    assert not asked  # no trajectory here needed the solver
+
+
+def test_a_trajectory_no_candidate_completes_gets_z3s_verdict(
+    tickets: envfactory.Contract, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ticket 1 is started twice: no value of the hole lets step 3 pass."""
+    raw = {
+        "steps": [
+            {"tool": "create_ticket", "input": {"title": "a", "priority": "low"}},
+            {"tool": "assign", "input": {"id": {"$var": "who"}, "assignee": "jen"}},
+            {"tool": "start", "input": {"id": 1}},
+            {"tool": "start", "input": {"id": 1}},  # started twice: fails whatever ``who`` is
+        ]
+    }
+    (traj,) = read_trajectories_text(orjson.dumps(raw), "t.jsonl")
+    assert isinstance(traj, Trajectory)
+    asked = _count_solver(monkeypatch)
+    result = Verifier(tickets, timeout=30.0).check(traj)
+    assert asked  # every candidate failed: Z3 decided
+    whole = F.decide(tickets, traj, timeout=30.0)
+    assert (result.verdict, result.step) == (whole.verdict, whole.step) == ("invalid", 3)
+
+
+def test_the_search_is_bounded_and_then_z3_decides(
+    tickets: envfactory.Contract, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runs: list[int] = []
+    run = Verifier._run
+
+    def counting(self: Verifier, *args: Any) -> Any:
+        runs.append(1)
+        return run(self, *args)
+
+    monkeypatch.setattr(Verifier, "_run", counting)
+    monkeypatch.setattr(verification, "GUESSED_STEPS", 1)
+    traj, _ = cases(1, 5)[0]
+    result = Verifier(tickets, timeout=30.0).check(traj)
+    assert len(runs) == 2  # the concrete run to the first hole, one attempt, then Z3
+    assert result.verdict == "feasible"
+
+
+def test_same_named_holes_take_one_value(tickets: envfactory.Contract) -> None:
+    rng = random.Random(3)
+    raw = {
+        "steps": [
+            {"tool": "create_ticket", "input": {"title": "a", "priority": "low"}},
+            {"tool": "create_ticket", "input": {"title": "b", "priority": "high"}},
+            {"tool": "assign", "input": {"id": {"$var": "t"}, "assignee": "jen"}},
+            {"tool": "start", "input": {"id": {"$var": "t"}}},
+            {"tool": "assign", "input": {"id": 1, "assignee": rng.choice(["moss", "roy"])}},
+            {"tool": "start", "input": {"id": 1}},
+        ]
+    }
+    (traj,) = read_trajectories_text(orjson.dumps(raw), "t.jsonl")
+    result = Verifier(tickets, timeout=30.0).check(traj)
+    assert result.verdict == "feasible"
+    assert result.witness["holes"] == {"t": 2}  # ticket 1 is started later, so t must be 2
