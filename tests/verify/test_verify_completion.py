@@ -19,7 +19,7 @@ import pytest
 import envfactory
 from envfactory import verification
 from envfactory.solver import feasibility as F
-from envfactory.trajectory import Trajectory, fill_holes, read_trajectories_text
+from envfactory.trajectory import Hole, Trajectory, fill_holes, read_trajectories_text
 from envfactory.verification import Verifier
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -48,7 +48,8 @@ def _count_solver(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 def _filled(traj: Trajectory, holes: dict[str, Any]) -> Trajectory:
     steps = tuple(
-        attrs.evolve(s, input=fill_holes(s.input, holes), output=fill_holes(s.output, holes)) for s in traj.steps
+        attrs.evolve(s, input=fill_holes(s.input, holes), output=fill_holes(s.output, holes))
+        for s in traj.steps
     )
     return attrs.evolve(traj, steps=steps)
 
@@ -124,3 +125,34 @@ def test_same_named_holes_take_one_value(tickets: envfactory.Contract) -> None:
     result = Verifier(tickets, timeout=30.0).check(traj)
     assert result.verdict == "feasible"
     assert result.witness["holes"] == {"t": 2}  # ticket 1 is started later, so t must be 2
+
+
+@pytest.mark.parametrize("name", ["bank", "petstore", "tickets"])
+def test_the_verdict_is_z3s_with_or_without_the_search(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Holes put into bench_verify's trajectories of three contracts (some broken after the
+    holes): the search changes how fast, never what: verdict and step as with Z3 alone."""
+    import bench_verify
+
+    make = {"bank": bench_verify.bank_trajectory, "petstore": bench_verify.pet_trajectory}.get(
+        name, bench_verify.ticket_trajectory
+    )
+    contract = envfactory.load(ROOT / "examples" / name / f"{name}.yaml")
+    rng = random.Random(11)
+    searched = Verifier(contract, timeout=30.0)
+    verdicts = set()
+    for index in range(12):
+        (traj,) = read_trajectories_text(orjson.dumps(make(rng, index)), "t.jsonl")
+        assert isinstance(traj, Trajectory)
+        steps = list(traj.steps)
+        spots = [i for i, s in enumerate(steps) if isinstance(s.input, dict) and s.input]
+        for n, i in enumerate(sorted(rng.sample(spots, min(2, len(spots))))):
+            field = rng.choice(sorted(steps[i].input))
+            steps[i] = attrs.evolve(steps[i], input={**steps[i].input, field: Hole(f"h{n}")})
+        holed = attrs.evolve(traj, steps=tuple(steps))
+        with monkeypatch.context() as m:
+            m.setattr(verification, "GUESSED_STEPS", 0)
+            alone = Verifier(contract, timeout=30.0).check(holed)
+        result = searched.check(holed)
+        assert (result.verdict, result.step) == (alone.verdict, alone.step), (holed.id, result, alone)
+        verdicts.add(result.verdict)
+    assert "feasible" in verdicts
