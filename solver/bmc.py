@@ -28,6 +28,7 @@ from envfactory.contracts.model import Clause, Contract
 from envfactory.contracts.semantics import Failure, Machine, broken_at_start
 from envfactory.contracts.semantics import holds as clause_holds
 from envfactory.contracts.values import FrozenMap, to_json
+from envfactory.solver.effort import HANG_SECONDS, UNITS_PER_SECOND, Effort
 from envfactory.solver.schema import LIST_ITEMS
 from envfactory.solver.states import StepVars, SymState, formula, slots_needed
 from envfactory.solver.symbolic import and_, evaluated, or_
@@ -46,10 +47,14 @@ class Unrolling:
         initial: bool = True,
         overrides: Mapping[str, Any] | None = None,
         timeout: float = 30.0,
+        effort: Effort | None = None,
         tag: str = "",
         extra: Sequence[Clause | ir.Expr] = (),
     ) -> None:
         self.contract = contract
+        self.effort = effort
+        """Where given, the checks spend Z3 resource units from it (deterministic) and
+        ``timeout`` is only a guard."""
         most = slots if isinstance(slots, int) else max(slots.values(), default=0)
         # a list of unknown length holds up to as many items as a collection has slots, so that
         # ``values(c)`` of a full collection fits
@@ -111,13 +116,17 @@ class Unrolling:
             remaining = min(remaining, limit)
         if remaining <= 0:
             return z3.unknown
-        self.solver.set("timeout", max(1, int(remaining * 1000)))
         literals = []
         for wanted in assumptions:
             literal = z3.FreshBool("assume")
             self.solver.add(z3.Implies(literal, wanted))
             literals.append(literal)
-        result = self.solver.check(*literals)
+        if self.effort is not None:
+            units = None if limit is None else max(1, int(limit * UNITS_PER_SECOND))
+            result = self.effort.check(self.solver, *literals, units=units)
+        else:
+            self.solver.set("timeout", max(1, int(remaining * 1000)))
+            result = self.solver.check(*literals)
         self._model = self.solver.model() if result == z3.sat else None
         return result
 
@@ -374,6 +383,9 @@ def plan(
 Valuation = tuple[tuple[ir.Expr, bool], ...]
 Edge = tuple[Valuation, str, Valuation]
 
+COVER_UNITS = 300_000_000
+"""Z3 resource units for one edge cover (a bundled contract's takes a few percent of it)."""
+
 
 def cover(
     contract: Contract,
@@ -381,7 +393,8 @@ def cover(
     *,
     hops: int = 4,
     max_steps: int = 60,
-    timeout: float = 30.0,
+    units: int = COVER_UNITS,
+    timeout: float = HANG_SECONDS,
     ident: str = "edge-cover",
 ) -> tuple[Trajectory, list[int]]:
     """One valid trajectory from the initial state that takes as many of ``edges`` as it can.
@@ -390,20 +403,20 @@ def cover(
     (predicate, value) pairs as on the nodes of the state graph. Greedy: from where the run
     stands, the shortest stretch of at most ``hops`` free calls followed by one call taking an
     edge not yet taken (bounded model checking, as in ``plan``); repeat until every edge is
-    taken, none is within reach, ``max_steps`` or ``timeout``. Returns the trajectory and the
-    indices of the edges it takes (the abstract graph over-approximates, so some edges of a
-    graph may have no concrete run at all).
+    taken, none is within reach, or ``max_steps`` calls or ``units`` of Z3 effort are spent
+    (``timeout`` seconds guard it). Returns the trajectory and the indices of the edges it takes
+    (the abstract graph over-approximates, so some edges of a graph may have no concrete run at
+    all). The effort, not the clock, bounds it: the same trajectory on any machine.
     """
-    started = time.monotonic()
+    effort = Effort(units, timeout)
     machine = Machine(contract)
     state = machine.initial_state()
     calls: list[tuple[str, Any, Any, bool]] = []
     taken: set[int] = set()
     while len(taken) < len(edges) and len(calls) < max_steps:
-        remaining = timeout - (time.monotonic() - started)
-        if remaining <= 0:
+        if effort.spent:
             break
-        stretch = _reach_edge(contract, state, edges, taken, hops, remaining)
+        stretch = _reach_edge(contract, state, edges, taken, hops, effort)
         if stretch is None:
             break
         checked = replay(contract, [*calls, *stretch])
@@ -441,7 +454,7 @@ def _reach_edge(
     edges: Sequence[Edge],
     taken: set[int],
     hops: int,
-    timeout: float,
+    effort: Effort,
 ) -> list[tuple[str, Any, Any, bool]] | None:
     """The shortest run from ``state`` whose last call takes an edge not yet taken."""
     start = {name: state[name] for name in state}
@@ -449,7 +462,8 @@ def _reach_edge(
         contract,
         slots=slots_needed(contract, hops + 1, start=start),
         overrides=start,
-        timeout=timeout,
+        timeout=effort.timeout,
+        effort=effort,
         extra=[expr for a, _, b in edges for expr, _ in (*a, *b)],
     )
     tr = unrolling.transition

@@ -40,6 +40,7 @@ from envfactory.contracts.parser import Effect
 from envfactory.contracts.semantics import Failure, Machine
 from envfactory.contracts.state import coerce_key
 from envfactory.solver.effects import apply_effects
+from envfactory.solver.effort import UNITS_PER_SECOND
 from envfactory.solver.encode import Encoder, SymEnv, Tracker, free_of, holds
 from envfactory.solver.schema import Schemas
 from envfactory.solver.symbolic import (
@@ -68,7 +69,7 @@ _QUICK = z3.Then("simplify", "propagate-values", "solve-eqs", "smt")
 QUICK_SHARE = 0.25
 """The part of the time and resource limits the untracked first pass may spend, so that the
 tracked solver still gets its own full resource limit and most of the time."""
-RLIMIT_PER_SECOND = 20_000_000
+RLIMIT_PER_SECOND = UNITS_PER_SECOND
 """Z3 resource units allowed per second of ``timeout``: the deterministic twin of the time-out."""
 MAX_HOLES = 5_000
 MAX_STEPS = 10_000

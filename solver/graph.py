@@ -16,7 +16,6 @@ trajectory format and ``solver.transition`` / ``solver.bmc``; nothing above.
 
 from __future__ import annotations
 
-import time
 from collections import deque
 from typing import Any
 
@@ -26,28 +25,37 @@ import z3
 from envfactory.contracts.errors import SolverError
 from envfactory.contracts.model import Contract
 from envfactory.solver.bmc import cover
+from envfactory.solver.effort import HANG_SECONDS, Effort
 from envfactory.solver.symbolic import evaluated
 from envfactory.solver.transition import Transition
 from envfactory.statemachine.abstraction import describe, predicates
 from envfactory.statemachine.graph import Valuation, guard_text
 from envfactory.trajectory import Trajectory
 
+GRAPH_UNITS = 100_000_000
+"""Z3 resource units for building one graph (the bundled contracts take well under 1%)."""
+
 
 def compile(
     contract: Contract,
     *,
     slots: int = 2,
-    timeout: float = 30.0,
+    units: int = GRAPH_UNITS,
+    timeout: float = HANG_SECONDS,
     max_nodes: int = 256,
+    max_initial: int = 64,
 ) -> nx.MultiDiGraph:
     """The contract's state graph (see the module docstring and ``statemachine.graph``).
 
-    ``timeout`` bounds the whole construction; edges the solver could not decide in time are
-    listed in the graph attribute ``undecided`` as ``(node, operation)`` pairs.
+    ``units`` of Z3 effort bound the whole construction (the same graph on any machine, however
+    busy), ``timeout`` seconds guard it; edges the solver could not decide within them are
+    listed in the graph attribute ``undecided`` as ``(node, operation)`` pairs. More than
+    ``max_initial`` initial abstract states (an open world with many predicates, where the
+    start can be any combination of them) is an error: the graph could not even be started.
     """
     preds = predicates(contract)
     tr = Transition(contract, extra=[p.expr for p in preds], unread_outputs=False)
-    deadline = time.monotonic() + timeout
+    effort = Effort(units, timeout)
     pre = tr.fresh_state("g0", slots)
     post = tr.fresh_state("g1", slots)
     base = [pre.wf, post.wf, tr.invariants(pre), tr.invariants(post)]
@@ -85,11 +93,9 @@ def compile(
         start.add(tr.invariants(pre))  # open world: the unknown start keeps the invariants
     queue: deque[Valuation] = deque()
     try:
-        initial_states = _enumerate(start, pre_bits, deadline)
-    except _Undecided:  # not even the start could be told apart in time: no graph, not a crash
-        raise SolverError(
-            "the initial abstract states could not be enumerated within the time limit"
-        ) from None
+        initial_states = _enumerate(start, pre_bits, effort, max_initial)
+    except _Undecided as why:  # not even the start could be told apart: no graph, not a crash
+        raise SolverError(f"the initial abstract states could not be enumerated: {why}") from None
     for values in initial_states:
         node(values, initial=True)
         queue.append(values)
@@ -116,7 +122,7 @@ def compile(
             solver.push()
             solver.add(*(b if v else z3.Not(b) for b, v in zip(pre_bits, values, strict=True)))
             try:
-                for target in _enumerate(solver, post_bits, deadline):
+                for target in _enumerate(solver, post_bits, effort):
                     graph.add_edge(
                         source, node(target), key=name, operation=name, guard=guard_text(contract, name)
                     )
@@ -137,21 +143,24 @@ class _Undecided(Exception):
     pass
 
 
-def _enumerate(solver: z3.Solver, bits: list[z3.BoolRef], deadline: float) -> list[Valuation]:
-    """Every valuation of ``bits`` the solver's constraints allow (blocking each one found)."""
+def _enumerate(
+    solver: z3.Solver, bits: list[z3.BoolRef], effort: Effort, most: int | None = None
+) -> list[Valuation]:
+    """Every valuation of ``bits`` the solver's constraints allow (blocking each one found); more
+    than ``most`` of them, or a check left unknown, is ``_Undecided``."""
     found: list[Valuation] = []
     solver.push()
     try:
         while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise _Undecided
-            solver.set("timeout", max(1, int(remaining * 1000)))
-            result = solver.check()
+            result = effort.check(solver)
             if result == z3.unsat:
                 return found
             if result != z3.sat:
-                raise _Undecided
+                raise _Undecided(
+                    "the solver's effort budget ran out" if effort.spent else solver.reason_unknown()
+                )
+            if most is not None and len(found) >= most:
+                raise _Undecided(f"there are more than {most}")
             model = solver.model()
             values = tuple(bool(z3.is_true(evaluated(model, b))) for b in bits)
             found.append(values)
@@ -163,7 +172,7 @@ def _enumerate(solver: z3.Solver, bits: list[z3.BoolRef], deadline: float) -> li
 
 
 def cover_trajectory(
-    contract: Contract, graph: nx.MultiDiGraph, *, hops: int = 4, timeout: float = 30.0
+    contract: Contract, graph: nx.MultiDiGraph, *, hops: int = 4, timeout: float = HANG_SECONDS
 ) -> tuple[Trajectory, int]:
     """A valid trajectory from the initial state taking as many edges of ``graph`` as the solver
     finds concrete runs for (greedy, nearest edge first; see ``solver.bmc.cover``); seeds

@@ -28,6 +28,7 @@ import z3
 from envfactory.contracts.errors import SolverError
 from envfactory.contracts.model import Clause, Contract
 from envfactory.solver.bmc import Unrolling, as_trajectory, holds, json_initial, replay, simulated
+from envfactory.solver.effort import Effort
 from envfactory.solver.states import slots_needed
 from envfactory.solver.transition import state_predicate
 from envfactory.trajectory import Trajectory
@@ -91,6 +92,7 @@ def base_case(
     deadline: float,
     unrolling: Unrolling | None = None,
     slots: int | Mapping[str, int] | None = None,
+    effort: Effort | None = None,
 ) -> tuple[str, Unrolling]:
     """Is there a path of exactly ``depth`` valid steps whose last state breaks ``prop``?
 
@@ -102,6 +104,7 @@ def base_case(
             contract,
             slots=slots if slots is not None else slots_needed(contract, depth),
             timeout=max(0.0, deadline - time.monotonic()),
+            effort=effort,
             extra=prop,
         )
         if any(not var.known for var in contract.state.values()):
@@ -129,6 +132,7 @@ def step_case(
     dropped: dict[str, str] | None = None,
     bounded: set[int] | None = None,
     unrolling: Unrolling | None = None,
+    effort: Effort | None = None,
 ) -> tuple[str, Unrolling]:
     """Can ``k`` valid steps from any state, ``prop`` holding on the first ``k``, break it?
     (``unrolling``: the one this returned for a smaller ``k``, extended here.)"""
@@ -138,6 +142,7 @@ def step_case(
             slots=slots,
             initial=False,
             timeout=max(0.0, deadline - time.monotonic()),
+            effort=effort,
             tag="i",
             extra=prop,
         )
@@ -162,9 +167,12 @@ def prove(
     depth: int = 4,
     slots: int = 3,
     timeout: float = 60.0,
+    effort: Effort | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> ProofResult:
-    """Prove the contract's invariants (or ``invariant``) by k-induction, k <= ``depth``."""
+    """Prove the contract's invariants (or ``invariant``) by k-induction, k <= ``depth``.
+
+    With ``effort``, the checks spend its Z3 resource units and ``timeout`` is only a guard."""
     started = time.monotonic()
     deadline = started + timeout
     prop, own = _property(contract, invariant)
@@ -195,7 +203,7 @@ def prove(
             if progress is not None:
                 progress(k)
             base, unrolling = base_case(
-                contract, prop, own, k, deadline, base_run, slots_needed(contract, depth)
+                contract, prop, own, k, deadline, base_run, slots_needed(contract, depth), effort
             )
             base_run = unrolling
             dropped.update(unrolling.transition.dropped)
@@ -208,7 +216,9 @@ def prove(
                 return done("unknown", reason=f"solver gave up on paths of {k} steps (time-out)")
             if k == 0 or undecided is not None:
                 continue
-            step, step_run = step_case(contract, prop, own, k, slots, deadline, dropped, bounded, step_run)
+            step, step_run = step_case(
+                contract, prop, own, k, slots, deadline, dropped, bounded, step_run, effort
+            )
             if step == "unsat":
                 return done("proved", k=k)
             if step == "unknown":

@@ -13,8 +13,6 @@ Imports the contracts layer, ``statemachine.graph`` and the solver layer; nothin
 
 from __future__ import annotations
 
-import time
-
 import attrs
 import z3
 
@@ -23,25 +21,33 @@ from envfactory.contracts.errors import SolverError
 from envfactory.contracts.lint import Finding
 from envfactory.contracts.model import Clause, Contract, Operation
 from envfactory.solver.bmc import Unrolling
+from envfactory.solver.effort import HANG_SECONDS, Effort
 from envfactory.solver.graph import compile as compile_graph
 from envfactory.solver.induction import prove
 from envfactory.statemachine.graph import dead_ends, never_enabled
 
+REACH_UNITS = 200_000_000
+"""Z3 resource units for all of ``check``'s questions (the bundled contracts take under 1%)."""
 
-def reachability_findings(contract: Contract, *, timeout: float = 20.0) -> list[Finding]:
+
+def reachability_findings(
+    contract: Contract, *, units: int = REACH_UNITS, timeout: float = HANG_SECONDS
+) -> list[Finding]:
     """Reachability findings, in a stable order (see the module docstring).
 
-    Every question has a share of ``timeout``; one the solver cannot settle gives no finding.
+    Every question has a share of ``units`` of Z3 effort, not of the clock, so that the findings
+    are the same on a busy machine as on an idle one (the graph half, the relaxed graph a
+    quarter, the goals and invariants the last quarter between them); one the solver cannot
+    settle in its share gives no finding. ``timeout`` seconds guard each question.
     """
     findings: list[Finding] = []
-    started = time.monotonic()
     try:
-        graph = compile_graph(contract, timeout=timeout / 2)
+        graph = compile_graph(contract, units=units // 2, timeout=timeout)
     except SolverError:
         graph = None
     if graph is not None:
         never = never_enabled(graph, contract)
-        unmet = _ensures_never_met(contract, never, timeout / 4)
+        unmet = _ensures_never_met(contract, never, Effort(units // 4, timeout))
         for name in never:
             op = contract.operations[name]
             if name in unmet:
@@ -75,11 +81,10 @@ def reachability_findings(contract: Contract, *, timeout: float = 20.0) -> list[
                     f"abstract state {node} ({label}) is reachable but no operation is enabled there",
                 )
             )
-    remaining = max(1.0, timeout - (time.monotonic() - started))
     questions = len(contract.goals) + len(contract.invariants)
-    share = remaining / max(1, questions)
+    share = units // 4 // max(1, questions)
     for name, goal in contract.goals.items():
-        if _goal_unreachable(contract, goal, share):
+        if _goal_unreachable(contract, goal, Effort(share, timeout)):
             findings.append(
                 Finding(
                     "unreachable_goal",
@@ -89,7 +94,7 @@ def reachability_findings(contract: Contract, *, timeout: float = 20.0) -> list[
                 )
             )
     for clause in contract.invariants:
-        breaker = _breaks_invariant(contract, clause, share)
+        breaker = _breaks_invariant(contract, clause, Effort(share, timeout))
         if breaker is not None:
             findings.append(
                 Finding(
@@ -112,7 +117,7 @@ def _ensures_text(op: Operation) -> str:
     return " and ".join(c.source for c in op.ensures)
 
 
-def _ensures_never_met(contract: Contract, names: list[str], timeout: float) -> set[str]:
+def _ensures_never_met(contract: Contract, names: list[str], effort: Effort) -> set[str]:
     """Of the operations with no edge, those that gain one once their ensures are dropped: their
     requires can hold, and it is the ensures that no response meets (so the warning names them).
     One more graph, built only when some never-enabled operation has ensures."""
@@ -123,25 +128,29 @@ def _ensures_never_met(contract: Contract, names: list[str], timeout: float) -> 
     for name in suspects:
         operations[name] = attrs.evolve(operations[name], ensures=())
     try:
-        relaxed = compile_graph(attrs.evolve(contract, operations=operations), timeout=timeout)
+        relaxed = compile_graph(
+            attrs.evolve(contract, operations=operations), units=effort.units, timeout=effort.timeout
+        )
     except SolverError:
         return set()
     return set(suspects) - set(never_enabled(relaxed, contract))
 
 
-def _goal_unreachable(contract: Contract, goal: Clause, timeout: float) -> bool:
+def _goal_unreachable(contract: Contract, goal: Clause, effort: Effort) -> bool:
     negation = Clause(ir.Unary("not", goal.expr), f"not ({goal.source})", goal.loc, "invariant")
     try:
-        result = prove(contract, negation, depth=2, timeout=timeout)
+        result = prove(contract, negation, depth=2, timeout=effort.timeout, effort=effort)
     except SolverError:
         return False
     return result.status == "proved"
 
 
-def _breaks_invariant(contract: Contract, clause: Clause, timeout: float) -> str | None:
+def _breaks_invariant(contract: Contract, clause: Clause, effort: Effort) -> str | None:
     """An operation that can take a state where every invariant holds to one breaking ``clause``."""
     try:
-        unrolling = Unrolling(contract, slots=2, initial=False, timeout=timeout, tag="n", extra=[clause])
+        unrolling = Unrolling(
+            contract, slots=2, initial=False, timeout=effort.timeout, effort=effort, tag="n", extra=[clause]
+        )
         tr = unrolling.transition
         unrolling.add(tr.invariants(unrolling.states[0]))
         unrolling.extend()

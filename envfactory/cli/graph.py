@@ -77,6 +77,7 @@ def command(
         )
     if graph.graph.get("undecided"):
         stdout.print(
-            f"  {len(graph.graph['undecided'])} edge question(s) left undecided (time-out)", markup=False
+            f"  {len(graph.graph['undecided'])} edge question(s) left undecided (outside the solver's fragment, or past its effort or time limit)",
+            markup=False,
         )
     return EXIT_OK
