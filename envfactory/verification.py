@@ -154,6 +154,9 @@ def verify(
 
 GUESSED_STEPS = 1000
 """Steps the search for a completion from known values may run before Z3 is asked instead."""
+GUESSED_SHARE = 0.25
+"""Share of the time limit the search may take at most (on states so large that 1,000 steps are
+slow), before Z3 gets the trajectory with its own full limit."""
 GUESSED_COMBINATIONS = 64
 """Value combinations tried at one step whose holes are all new."""
 
@@ -654,7 +657,8 @@ class Verifier:
                 pending.append((at, before, {**values, **dict(zip(new, t, strict=True))}, outputs))
 
         branch(index, state, {}, {})
-        while pending and budget > 0:
+        give_up = time.monotonic() + self.timeout * GUESSED_SHARE  # a hang guard: steps can be slow
+        while pending and budget > 0 and time.monotonic() < give_up:
             start, before, values, outputs = pending.pop()
             end = next(e for e in ends if e > start)
             segment = tuple(
