@@ -11,7 +11,8 @@ feasibility, and anything else is left to Z3. Nothing here imports Z3.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+import itertools
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from envfactory.contracts.model import Contract
@@ -19,6 +20,8 @@ from envfactory.trajectory import Hole, Step
 
 CANDIDATES = 32
 """Values tried per hole at most."""
+REACH = 200
+"""How many steps before and after a hole are searched for values of its field."""
 
 
 def hole_names(steps: Sequence[Step], start: int) -> dict[int, list[str]]:
@@ -39,35 +42,55 @@ def hole_names(steps: Sequence[Step], start: int) -> dict[int, list[str]]:
 def candidates(
     contract: Contract, steps: Sequence[Step], start: int, state: Mapping[str, Any]
 ) -> dict[str, list[Any]]:
-    """Per hole name (from step ``start`` on), the values to try, the likeliest first: the
-    ``enum``/``const`` of its schema, then the values recorded under the same field name,
-    nearest step first, then the keys of the state's collections and the same field of their
-    records."""
-    pools: dict[str, list[Any]] = {}
+    """Per hole name (from step ``start`` on), at most ``CANDIDATES`` values to try, the
+    likeliest first: the ``enum``/``const`` of its schema, then the values recorded under the
+    same field name, nearest step first (within ``REACH`` steps), then the keys of the state's
+    collections and the same field of their records. Bounded work whatever the sizes."""
+    pools: dict[str, dict[tuple[type, Any], Any]] = {}
     for index in range(start, len(steps)):
         step = steps[index]
         if not step.has_holes:
             continue
         op = contract.operations.get(step.tool)
         for part, path, hole in _sites(step):
-            pool = pools.setdefault(hole.name, [])
+            pool = pools.setdefault(hole.name, {})
             field = next((k for k in reversed(path) if isinstance(k, str)), None)
             if op is not None:
                 schema = op.input_schema if part == "input" else op.output_schema
-                pool.extend(_schema_values(schema, path))
+                _add(pool, _schema_values(schema, path))
             if field is not None:
-                for i in sorted(range(len(steps)), key=lambda i: abs(i - index)):  # stable: earlier first
-                    pool.extend(_values_at(steps[i].input, field))
+                for i in _outward(index, len(steps)):
+                    if len(pool) >= CANDIDATES:
+                        break
+                    _add(pool, _values_at(steps[i].input, field))
                     if steps[i].has_output:
-                        pool.extend(_values_at(steps[i].output, field))
+                        _add(pool, _values_at(steps[i].output, field))
             for value in state.values():
                 if isinstance(value, Mapping):
-                    pool.extend(value)
+                    _add(pool, itertools.islice(value, CANDIDATES))
                     if field is not None:
-                        for record in value.values():
-                            if isinstance(record, Mapping) and field in record:
-                                pool.append(record[field])
-    return {name: _distinct(pool)[:CANDIDATES] for name, pool in pools.items()}
+                        records = itertools.islice(value.values(), CANDIDATES)
+                        _add(pool, (r[field] for r in records if isinstance(r, Mapping) and field in r))
+    return {name: list(pool.values())[:CANDIDATES] for name, pool in pools.items()}
+
+
+def _outward(at: int, count: int) -> Iterator[int]:
+    """Step indices nearest ``at`` first (the earlier of two at one distance), at most ``REACH`` away."""
+    for distance in range(min(REACH, max(at, count - 1 - at)) + 1):
+        if at - distance >= 0:
+            yield at - distance
+        if distance and at + distance < count:
+            yield at + distance
+
+
+def _add(pool: dict[tuple[type, Any], Any], values: Iterable[Any]) -> None:
+    """Add ``values`` not yet in ``pool`` (``1``, ``1.0`` and ``True`` stay apart), up to ``CANDIDATES``."""
+    for value in values:
+        if len(pool) >= CANDIDATES:
+            return
+        if isinstance(value, dict | list | Hole):
+            continue
+        pool.setdefault((type(value), value), value)
 
 
 def _sites(step: Step) -> Iterator[tuple[str, tuple[Any, ...], Hole]]:
@@ -112,17 +135,3 @@ def _values_at(value: Any, field: str) -> Iterator[Any]:
     elif isinstance(value, list | tuple):
         for item in value:
             yield from _values_at(item, field)
-
-
-def _distinct(values: list[Any]) -> list[Any]:
-    """``values`` without repeats, first kept; ``1``, ``1.0`` and ``True`` stay apart."""
-    seen: set[tuple[type, Any]] = set()
-    out = []
-    for value in values:
-        if isinstance(value, dict | list | Hole):
-            continue
-        key = (type(value), value)
-        if key not in seen:
-            seen.add(key)
-            out.append(value)
-    return out

@@ -17,9 +17,9 @@ import orjson
 import pytest
 
 import envfactory
-from envfactory import verification
+from envfactory import _completion, verification
 from envfactory.solver import feasibility as F
-from envfactory.trajectory import Hole, Trajectory, fill_holes, read_trajectories_text
+from envfactory.trajectory import Hole, Step, Trajectory, fill_holes, read_trajectories_text
 from envfactory.verification import Verifier
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -156,3 +156,22 @@ def test_the_verdict_is_z3s_with_or_without_the_search(name: str, monkeypatch: p
         assert (result.verdict, result.step) == (alone.verdict, alone.step), (holed.id, result, alone)
         verdicts.add(result.verdict)
     assert "feasible" in verdicts
+
+
+def test_gathering_candidates_is_bounded_on_long_trajectories(
+    tickets: envfactory.Contract, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A hole whose field appears nowhere else in 3,000 steps: only the steps within
+    ``REACH`` of it are read, and at most ``CANDIDATES`` values kept."""
+    steps = [Step("create_ticket", {"title": f"t{i}", "priority": "low"}) for i in range(3000)]
+    steps[1500] = Step("assign", {"id": 1, "assignee": Hole("who")})
+    read: list[int] = []
+    values_at = _completion._values_at
+    monkeypatch.setattr(
+        _completion, "_values_at", lambda v, f: (isinstance(v, dict) and read.append(1)) or values_at(v, f)
+    )  # counts the steps' inputs read (the values inside them are strings)
+    pools = _completion.candidates(
+        tickets, steps, 1500, {"tickets": {i: {"assignee": None} for i in range(999)}}
+    )
+    assert len(read) == 2 * _completion.REACH + 1
+    assert len(pools["who"]) == _completion.CANDIDATES
