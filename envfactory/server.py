@@ -513,8 +513,9 @@ def create_app(
             op = contract.operations.get(name)
             if op is None:
                 return _error(404, f"no operation {name!r}", kind="unknown_tool")
-            value = await _read_json(request)
-            return await call(request, op, {} if value is None else value)
+            data = await _read_body(request)
+            # no body is the empty input; a JSON ``null`` is the input null (refused by the schema)
+            return await call(request, op, _parse_json(data) if data.strip() else {})
 
         routes.append(Route("/{operation:envfactory_segment}", _guard(native), methods=["POST"]))
 
@@ -663,6 +664,7 @@ async def _http_input(request: Request, op: Operation) -> Any:
     assert binding is not None
     form: list[tuple[str, str]] | None = None
     body: Any = None
+    null = False
     media: str | None = None
     if binding.body is not None:
         data = await _read_body(request)
@@ -678,6 +680,7 @@ async def _http_input(request: Request, op: Operation) -> Any:
             form = await _read_parts(request, data)
         else:
             body = _parse_json(data)
+            null = body is None and bool(data.strip())  # a JSON ``null`` body, not an absent one
     value = httpcodec.decode(
         op,
         path=request.path_params,
@@ -688,7 +691,7 @@ async def _http_input(request: Request, op: Operation) -> Any:
     )
     if _too_deep(value, MAX_JSON_DEPTH):
         raise _BadRequest(400, f"the parameters nest deeper than {MAX_JSON_DEPTH} levels")
-    if form is None and body is not None:
+    if form is None and (body is not None or null):
         if binding.body == "*":
             if not isinstance(body, dict):
                 raise _BadRequest(422, "the body must be a JSON object")

@@ -19,7 +19,6 @@ every draw the model rejects is sent as well (the call just past a limit is such
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -59,9 +58,22 @@ POOL = 64
 """Scalars from earlier inputs and outputs a case keeps for values that flow."""
 CORPUS_ODDS = 3
 """Two test cases in this many start from a corpus entry, once the corpus has one."""
+PREFIX_ODDS = 2
+"""One test case in this many starts with a prefix the solver planned, once there are some."""
+SWARM_ODDS = 2
+"""One test case in this many prefers a random subset of the operations (swarm testing: a case
+that never calls ``removeBin`` keeps its bins long enough to fill them, one that never calls
+``deposit`` drains accounts to zero). Every operation stays callable when none of the subset is
+enabled, and shrinking turns the subset back into all operations."""
+FOCUS_ODDS = 2
+"""One test case in this many is focused: a field naming a live key takes the key its
+collection was last called with, most of the time, so that one resource gets the repeated
+operations (a third unlock, a fifth move, a fourth order) that a uniform choice spreads thin."""
+FOCUS_KEEP = 4
+"""In a focused case, the last key is taken ``FOCUS_KEEP - 1`` times in ``FOCUS_KEEP``."""
 STEP_LABEL = 0x5EED_F022
 SLOW_CALL = 0.2
-"""Seconds past which a call that failed (an error, a crash, a hang: none changes the target's
+"""Seconds (CPU seconds for a target in this process: ``Session.call_clock``) past which a call that failed (an error, a crash, a hang: none changes the target's
 state) is remembered with the calls before it: the shrinker and later cases replay that same
 sequence, and a target that takes seconds to fail (a hang waits out the whole call limit) would
 spend the budget failing the same way again."""
@@ -122,9 +134,14 @@ class Case:
 
     __slots__ = (
         "accepted",
+        "dropped",
+        "focus",
         "known",
+        "last",
+        "off",
         "pool",
         "probes",
+        "refused",
         "replaying",
         "seen",
         "session",
@@ -144,8 +161,19 @@ class Case:
         }
         self.seen: dict[str, set[Any]] = {c: set(keys) for c, keys in self.known.items()}
         self.pool: list[Any] = []
+        self.dropped: dict[str, list[Any]] = {}
+        """Keys each collection lost in this case, most recently deleted last."""
         self.probes = 0
         self.accepted: list[Call] = []
+        self.off: frozenset[str] = frozenset()
+        """Operations this case does not prefer (swarm testing)."""
+        self.focus = False
+        self.last: dict[str, Any] = {}
+        """The key each collection was last called with (for a focused case)."""
+        self.refused: set[str] = set()
+        """Operations whose every valid-intent draw the model refused in the current state: not
+        preferred again until a call changes the state (``lock`` on a locked bin, ``move`` with
+        one bin, asked again and again, wasted the steps a deep state needs)."""
         self.replaying = replay
         self.started = False
         session.target.reset()
@@ -159,14 +187,24 @@ class Case:
         session.check_time()
         if not self.started:
             self.started = True
-            if session.prefixes:
-                chosen = src.index(len(session.prefixes) + 1)  # shrinks to 0: no prefix
-                if chosen:
-                    self.follow(plans, session.prefixes[chosen - 1], src)
+            if session.stateful:
+                if src.index(SWARM_ODDS) == SWARM_ODDS - 1:
+                    self.off = frozenset(p.name for p in plans if src.boolean())
+                self.focus = src.index(FOCUS_ODDS) == FOCUS_ODDS - 1
+            if session.prefixes and src.index(PREFIX_ODDS) == PREFIX_ODDS - 1:  # shrinks to: none
+                self.follow(plans, session.prefixes[src.index(len(session.prefixes))], src)
             entries = session.published
             if entries and src.index(CORPUS_ODDS) != CORPUS_ODDS - 1:
                 self.resume(plans, entries[-1 - src.index(len(entries))])
         enabled = [p for p in plans if p.steer.possible(self.state)]
+        if self.off:
+            enabled = [p for p in enabled if p.name not in self.off] or enabled
+        if self.refused:
+            enabled = [p for p in enabled if p.name not in self.refused] or enabled
+        if self.dropped:
+            # a producer of a collection that lost a key in this case is offered twice (it makes
+            # that key again three times in eight: see ``_keys``)
+            enabled += [p for p in enabled if any(self._gone(c) for c in p.steer.makes & self.dropped.keys())]
         # seven times in eight an operation the state may enable, else any: one draw, which
         # shrinks to the first enabled operation
         choice = src.index(ENABLED_ODDS * len(enabled) + len(plans))
@@ -216,6 +254,7 @@ class Case:
                 best = (depth, value, expect)
         assert expect is not None
         if not expect.accepted:
+            self.refused.add(plan.name)
             if session.mode == "valid":
                 return
             assert best is not None
@@ -300,8 +339,12 @@ class Case:
                 how = src.index(8)
                 if gone and how < 6:  # a key that is gone: use after delete
                     value[field] = gone[-1 - how % len(gone)]
-                elif not breaking and how == 7 and (gone := self._gone(collection)):
-                    value[field] = gone[-1]  # made again under a key that was deleted
+                elif not breaking and how >= (2 if self.focus else 5) and (gone := self._gone(collection)):
+                    # made again under a key that was deleted, the one deleted last (three draws
+                    # in eight, six in a focused case, where it is the key last called with):
+                    # a resource made again keeps the history it had in a stale-state bug
+                    last = self.last.get(collection)
+                    value[field] = last if self.focus and last in gone else self._recent(collection, gone)
                 else:
                     if drawn is not None:
                         value[field] = drawn(src)
@@ -310,6 +353,15 @@ class Case:
                 chosen.append(value.get(field))
                 continue
             free = [k for k in live if k not in chosen] or live
+            if (
+                self.focus
+                and collection in self.last
+                and self.last[collection] in free
+                and src.index(FOCUS_KEEP) != FOCUS_KEEP - 1
+            ):
+                value[field] = self.last[collection]  # the key last called with
+                chosen.append(value[field])
+                continue
             # one draw: six chances in eight a live key (counted from the newest), else a key
             # that is gone, else the drawn value
             how = src.index(6 * len(free) + 2)
@@ -322,11 +374,22 @@ class Case:
             elif drawn is not None:
                 value[field] = drawn(src)
             chosen.append(value.get(field))
+        if self.focus and not breaking:
+            for key in plan.steer.keys:
+                self.last[key.collection] = value.get(key.field)
 
     def _gone(self, collection: str) -> list[Any]:
         """Keys the collection held earlier in the case and holds no longer."""
         live = self.state.get(collection) or ()
         return [k for k in self.known.get(collection, ()) if k not in live]
+
+    def _recent(self, collection: str, gone: list[Any]) -> Any:
+        """The key of ``gone`` the collection lost last (a key the case never saw deleted, such
+        as one of the initial state's, counts as lost first)."""
+        for key in reversed(self.dropped.get(collection, ())):
+            if key in gone:
+                return key
+        return gone[-1]
 
     def _fresh(self, collection: str, drawn: Any) -> Any:
         """``drawn`` if the collection never held it in this case, else a key made unlike any."""
@@ -361,7 +424,7 @@ class Case:
             # one draw: the bound, one below or above it, or half of it (an amount that leaves
             # enough for the next call on the same resource), four times in nine
             how = src.index(9)
-            if threshold.field not in value or how >= 4:
+            if threshold.field not in value or how >= 4 or threshold.apart:
                 continue
             try:
                 bound = threshold.bound(env)
@@ -420,9 +483,10 @@ class Case:
         memo = self._memo_key(op.name, value) if slow is not None else ""
         response = slow.get(memo) if slow is not None else None
         if response is None:
-            started = time.perf_counter()
+            clock = session.call_clock
+            started = clock()
             response = session.target.call(op.name, value)
-            if time.perf_counter() - started > SLOW_CALL and not 0 < response.status < 400:
+            if clock() - started > SLOW_CALL and not 0 < response.status < 400:
                 # the same sequence again (a shrinking replay, a later case) answers at once
                 session.slow.setdefault(op.name, {})[memo or self._memo_key(op.name, value)] = response
         session.calls += 1
@@ -431,12 +495,18 @@ class Case:
             post, verdict = oracle.check_accepted(session.model, state, op, value, expect, response)
             if verdict is None:
                 session.covered(state, op.name, post)
+                if post is not state:
+                    self.refused.clear()
                 self.state = post
                 self.accepted.append((op.name, value))
                 if session.corpus.novel(post, session.state_writes[op.name]) and not self.replaying:
                     session.corpus.add(self.accepted)
                 for name in session.writes[op.name]:
                     self._remember(name, post.get(name))
+                    before = state.get(name)
+                    if before and len(post.get(name) or ()) < len(before):
+                        after = post.get(name) or ()
+                        self.dropped.setdefault(name, []).extend(k for k in before if k not in after)
                 self._remember_values(value, response.output)
                 return
         else:

@@ -1,21 +1,22 @@
-"""Solver-directed reach: call sequences, planned by bounded model checking, to states where an
-operation random search never got accepted is enabled.
+"""Solver-directed reach: call sequences, planned by bounded model checking, to states where a
+clause outcome random search never covered happens.
 
 Steering (``steering.py``) draws each call so that the model accepts it, but it cannot plan: an
 operation that needs a counter at 12, with another operation that resets the counter among the
 choices, is reached by chance about once in 4^12 sequences. The contract's transition relation
-knows the way, so for each operation still never accepted after a share of the budget, the BMC
-unrolling (``solver.bmc.Unrolling``) is asked for the shortest sequence of valid calls that ends
-with that operation accepted. The fuzzer then starts test cases from those prefixes and goes on
-from there (``machine.Case``), valid and adversarial, as from any other state.
+knows the way, so for each clause outcome still uncovered after a share of the budget (an
+operation never accepted; a ``requires`` never the one that refused, such as a move limit never
+reached or a quantity never one past what is left), the BMC unrolling (``solver.bmc.Unrolling``)
+is asked for the shortest sequence of valid calls that ends in it. The fuzzer then starts test
+cases from those prefixes and goes on from there (``machine.Case``), valid and adversarial, as
+from any other state: the call one past a limit is where off-by-one bugs answer 200.
 
 Imports the solver layer (``solver.bmc``, ``solver.states``) and the contracts layer.
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import z3
 
@@ -25,6 +26,11 @@ from envfactory.solver.bmc import Unrolling
 
 MAX_DEPTH = 24
 """Longest prefix planned (its last call included)."""
+EFFORT_PER_SECOND = 3_000_000
+"""Z3 resource units (``rlimit``) the unrolling's checks spend in a CPU-second, about (measured
+on the depot contract: 2.5-3.5 million)."""
+HANG = 3600.0
+"""The unrolling's own time limit: a guard only, the effort bounds the work."""
 
 Prefix = tuple[str, ...]
 """The operations of a planned call sequence. Only the operations: the inputs are drawn again by
@@ -32,60 +38,161 @@ the steered fuzzer (``machine.Case.follow``), because a solver's model may name 
 time it is asked (same seed, same run), and ids the target assigns differ from the plan's anyway."""
 
 
+Goal = tuple[str, int | None]
+"""A clause outcome to plan for: the operation, and the index of the ``requires`` that fails
+while the ones before it hold (None: the operation accepted)."""
+
+
+def goal_of(outcome: str) -> Goal | None:
+    """The goal behind a clause outcome's name (``runner.clause_outcomes``); None for outcomes
+    no state is needed for (a broken input schema)."""
+    name, _, what = outcome.rpartition(": ")
+    if what == "accepted":
+        return name, None
+    if what.startswith("requires ") and what.endswith(" fails"):
+        return name, int(what.split()[1]) - 1
+    return None
+
+
 def prefix_to(
     contract: Contract, operation: str, *, timeout: float, max_depth: int = MAX_DEPTH
 ) -> Prefix | None:
     """The shortest valid call sequence from the initial state whose last call is ``operation``
-    accepted; None when there is none up to ``max_depth`` or the solver cannot say in time."""
+    accepted; None when there is none up to ``max_depth`` or the solver cannot say within
+    ``timeout`` seconds' worth of effort."""
+    found = plan(contract, [(operation, None)], effort=effort(timeout), max_depth=max_depth)
+    return found[0] if found else None
+
+
+def effort(seconds: float) -> int:
+    """Z3 resource units for about ``seconds`` of solving on an ordinary machine."""
+    return max(int(seconds * EFFORT_PER_SECOND), 1)
+
+
+def plan(
+    contract: Contract,
+    goals: Iterable[Goal],
+    *,
+    effort: int,
+    max_depth: int = MAX_DEPTH,
+    report: Callable[[Prefix], None] | None = None,
+) -> list[Prefix]:
+    """For each goal, the shortest valid call sequence that ends in it: its last call is the
+    operation accepted, or refused by exactly the goal's ``requires`` (a counter at its limit, a
+    quantity one past what is left), from a state only a chain of calls builds. One unrolling
+    serves every goal: at each depth the goals still open are asked about its last state.
+    ``report`` hears each prefix as it is found (the caller may stop the search at any time).
+
+    The solver's work is bounded by ``effort``, Z3 resource units in all (deterministic, unlike a
+    time limit: the same contract and goals give the same prefixes on a loaded machine, so the
+    same seed gives the same run); the caller bounds the wall time."""
     from envfactory.solver.states import slots_needed
 
+    open_goals = [g for g in goals if g[0] in contract.operations]
+    found: list[Prefix] = []
     try:
-        unrolling = Unrolling(contract, slots=slots_needed(contract, max_depth), timeout=timeout)
-        if operation not in unrolling.ops:
-            return None
-        index = unrolling.ops.index(operation)
+        unrolling = Unrolling(contract, slots=slots_needed(contract, max_depth), timeout=HANG)
+        budget = _Effort(unrolling, effort)
         tr = unrolling.transition
         unrolling.add(tr.invariants(unrolling.states[0]))
-        for _ in range(max_depth):
-            unrolling.add(tr.invariants(unrolling.extend()))
-            wanted = unrolling.selectors[-1] == index
-            result = unrolling.check(wanted)
-            if result == z3.sat:
-                return _least(unrolling, wanted)
-            if result == z3.unknown:
-                return None
+        for depth in range(max_depth + 1):
+            # refusals are asked of the state after ``depth`` calls; acceptances of the call after
+            for accepted in (False, True):
+                if accepted:
+                    if depth == max_depth:
+                        break
+                    unrolling.add(tr.invariants(unrolling.extend()))
+                for goal in [g for g in open_goals if (g[1] is None) == accepted]:
+                    try:
+                        prefix = _plan_one(budget, goal, depth)
+                    except _GaveUp:
+                        return found  # the solver ran out of time
+                    if prefix is None:
+                        continue
+                    open_goals.remove(goal)
+                    found.append(prefix)
+                    if report is not None:
+                        report(prefix)
+            if not open_goals:
+                break
     except (SolverError, z3.Z3Exception):
+        return found
+    return found
+
+
+class _GaveUp(Exception):
+    """The solver answered ``unknown`` (its effort is spent)."""
+
+
+class _Effort:
+    """Checks on one unrolling, under one budget of Z3 resource units shared by all of them."""
+
+    def __init__(self, unrolling: Unrolling, units: int) -> None:
+        self.unrolling = unrolling
+        self.limit = self.spent() + units
+
+    def spent(self) -> int:
+        try:
+            return int(self.unrolling.solver.statistics().get_key_value("rlimit count"))
+        except z3.Z3Exception:  # no check has run yet
+            return 0
+
+    def check(self, *assumptions: z3.BoolRef) -> z3.CheckSatResult:
+        left = self.limit - self.spent()
+        if left <= 0:
+            raise _GaveUp
+        self.unrolling.solver.set("rlimit", left)  # per check: what is left of the budget
+        result = self.unrolling.check(*assumptions)
+        if result == z3.unknown:
+            raise _GaveUp
+        return result
+
+
+def _plan_one(budget: _Effort, goal: Goal, depth: int) -> Prefix | None:
+    """The least prefix that meets ``goal`` at the unrolling's last state (a refusal) or with its
+    last call (an acceptance); None if there is none at this depth (raises ``_GaveUp`` if the
+    solver cannot say)."""
+    name, failing = goal
+    unrolling = budget.unrolling
+    if name in unrolling.skipped:
         return None
-    return None
+    tr = unrolling.transition
+    if failing is None:
+        wanted = unrolling.selectors[-1] == unrolling.ops.index(name)
+    else:
+        op = unrolling.contract.operations[name]
+        last = unrolling.states[-1]
+        try:
+            io = tr.step_vars(op, f"goal{depth}.{name}.{failing}")
+            held = [tr.clause(c, last, io) for c in op.requires[:failing]]
+            wanted = z3.And(io.constraints, *held, z3.Not(tr.clause(op.requires[failing], last, io)))
+        except SolverError:
+            return None  # a clause outside the symbolic fragment
+    if budget.check(wanted) != z3.sat:
+        return None
+    prefix = _least(budget, wanted)
+    return prefix if failing is None else (*prefix, name)
 
 
-def _least(unrolling: Unrolling, wanted: z3.BoolRef) -> Prefix | None:
+def _least(budget: _Effort, wanted: z3.BoolRef) -> Prefix:
     """Of the shortest plans, the one whose operations come first in the contract's order, step
     by step: the same plan however the solver's model happens to come out."""
+    unrolling = budget.unrolling
     fixed: list[z3.BoolRef] = []
     for selector in unrolling.selectors:
         for index in range(len(unrolling.ops)):
-            if unrolling.check(wanted, *fixed, selector == index) == z3.sat:
+            if budget.check(wanted, *fixed, selector == index) == z3.sat:
                 fixed.append(selector == index)
                 break
         else:
-            return None  # the solver gave up half-way
+            raise _GaveUp  # no operation fits: the solver's earlier answer was not to be had again
     return tuple(unrolling.ops[int(str(f.arg(1)))] for f in fixed)
 
 
 def prefixes(contract: Contract, operations: Iterable[str], *, timeout: float) -> list[Prefix]:
-    """A prefix to each of ``operations`` that the solver finds, sharing ``timeout`` among them."""
-    names = list(operations)
-    found: list[Prefix] = []
-    deadline = time.monotonic() + timeout
-    for position, name in enumerate(names):
-        left = deadline - time.monotonic()
-        if left <= 0:
-            break
-        prefix = prefix_to(contract, name, timeout=left / (len(names) - position))
-        if prefix is not None:
-            found.append(prefix)
-    return found
+    """A prefix to each of ``operations`` accepted that the solver finds within ``timeout``
+    seconds' worth of effort."""
+    return plan(contract, [(name, None) for name in operations], effort=effort(timeout))
 
 
-__all__ = ["Prefix", "prefix_to", "prefixes"]
+__all__ = ["Goal", "Prefix", "goal_of", "plan", "prefix_to", "prefixes"]

@@ -54,8 +54,18 @@ REACH_SHARE = 0.25
 """The share of the budget (or of the examples) searched before the solver plans its prefixes."""
 EPOCH = 100
 """Test cases a round runs at least before it ends to let cases start from new corpus entries."""
+STALE = 400
+"""Test cases in a row that added nothing to the corpus, after which the cases get longer."""
+LONGER = 4
+"""Cases grow up to this many times ``--steps`` long as short ones stop finding new states."""
 REACH_TIMEOUT = 10.0
-"""Seconds the solver may spend planning them, at most."""
+"""Seconds' worth of solver effort (``reach.effort``) planning them may take, at most."""
+REACH_GUARD = 3.0
+"""The planning worker is killed past this many times those seconds of wall time (in a run with
+a time budget, which must not outlive it)."""
+REACH_HANG = 600.0
+"""Wall seconds after which the planning worker of a run bounded by examples is killed: a hang
+guard only, so that a loaded machine does not change what the same seed plans."""
 DEFAULT_EXAMPLES = 100
 """Test cases of a run given neither ``max_examples`` nor a time budget."""
 UNBOUNDED = 10**9
@@ -254,10 +264,16 @@ class Session:
         Hypothesis replays a case's choices and needs them to mean the same thing each time."""
         self.round_start = 0
         self.epoch_over = False
+        self.stale = False
+        """Whether a round ended because its cases stopped adding to the corpus."""
+        self.may_lengthen = False
         self.thresholds: dict[str, tuple[Threshold, ...]] = {}
         """Each operation's thresholds, read once for the shrinker (``shrink._tied``)."""
         self.state_writes = {name: tuple(sorted(op.writes)) for name, op in closed.operations.items()}
         self.slow: dict[str, dict[str, Response]] = {}
+        # a call's cost: CPU time where it runs in this process (the same on a loaded machine, so
+        # the same seed memoizes the same calls), wall time where it runs elsewhere
+        self.call_clock = time.process_time if getattr(target, "in_process", False) else time.perf_counter
         """Per operation, the crashes and hangs that took long, by the case's calls up to them
         (``machine.SLOW_CALL``): answered again without waiting for the target."""
 
@@ -279,6 +295,14 @@ class Session:
         ):
             self.epoch_over = self.stopped = True
             raise StopRun  # the corpus grew: a new round starts cases from the new entries too
+        if (
+            self.may_lengthen
+            and self.first_case is None
+            and self.test_cases - self.round_start >= STALE
+            and len(self.corpus.entries) == len(self.published)
+        ):
+            self.stale = self.stopped = True
+            raise StopRun  # short cases found nothing new for a while: the next round's are longer
         if self.first_case is not None and self.test_cases - self.first_case >= self.shrink_cases:
             self.stopped = True
             raise StopRun  # Hypothesis has shrunk enough; shrink.minimize finishes the job
@@ -437,6 +461,7 @@ def fuzz(
         # a hang and a memory exhaustion are crashes too, of the kind an isolated target reports
         session.kinds = frozenset(kinds) | (SLOW_KINDS if "crash" in kinds else frozenset())
     rounds = searched = 0
+    length = steps  # steps per case this round: doubled each time cases stop finding new states
     minimized: set[Key] = set()
     if time_budget is not None:  # minimizing never runs past the grace period
         session.minimize_deadline = session.started + time_budget + grace(time_budget)
@@ -454,7 +479,8 @@ def fuzz(
             left = examples if by_budget else max(examples - searched, 1)
             start = session.round_start = session.test_cases
             session.published = tuple(session.corpus.entries)
-            config = run_settings(left, database, multiple=multiple, steps=steps)
+            session.may_lengthen = session.stateful and length < steps * LONGER
+            config = run_settings(left, database, multiple=multiple, steps=length)
             before = len(session.findings.by_key)
             _run_round(
                 session,
@@ -463,12 +489,16 @@ def fuzz(
                 database,
                 build_machine if engine == "rules" else None,
                 fast_test,
-                steps,
+                length,
             )
             rounds += 1
             searched += (session.first_case if session.first_case is not None else session.test_cases) - start
             paused = session.round_over or session.epoch_over  # stopped for the solver or the corpus
             session.epoch_over = False
+            if session.stale:
+                session.stale = False
+                paused = True
+                length = min(length * 2, steps * LONGER)
             if session.round_over:
                 session.round_over = False
                 reach(session, time_budget)
@@ -542,22 +572,33 @@ def _minimize_new(session: Session, done: set[Key]) -> None:
 
 
 def reach(session: Session, time_budget: float | None) -> None:
-    """Plan prefixes to the operations no call got accepted yet (``reach.py``), for the rounds
-    that follow; asked once per run."""
-    from envfactory.fuzz.reach import prefixes
-    from envfactory.solver.deadline import Stopped, bounded
+    """Plan prefixes to the clause outcomes no call has covered yet (``reach.py``): an operation
+    never accepted, a ``requires`` never the one that refused (a counter never at its limit),
+    for the rounds that follow; asked once per run."""
+    from envfactory.fuzz.reach import effort, goal_of, plan
+    from envfactory.solver.deadline import bounded
 
     session.reach_at = None
-    missing = [name for name in session.contract.operations if f"{name}: accepted" not in session.outcomes]
-    if not missing:
+    goals = [g for o in session.all_outcomes if o not in session.outcomes and (g := goal_of(o)) is not None]
+    if not goals:
         return
-    timeout = REACH_TIMEOUT if time_budget is None else min(REACH_TIMEOUT, time_budget * REACH_SHARE)
-    # in a worker killed at the deadline: encoding a large contract's steps (Twilio's 200 operations)
-    # ignores the solver's time limit, and a run must not outlive its budget
+    seconds = REACH_TIMEOUT if time_budget is None else min(REACH_TIMEOUT, time_budget * REACH_SHARE)
+    units = effort(seconds)
+    # in a worker killed at a deadline: encoding a large contract's steps (Twilio's 200
+    # operations) ignores the solver's limits, and a run must not outlive its budget. The work is
+    # bounded by Z3 resource units, not time, so the same seed plans the same prefixes on a
+    # loaded machine (the deadline is a guard, well past what the effort takes); each prefix is
+    # reported as it is found, so the ones found before a deadline are kept
     contract = session.contract
-    answer = bounded(lambda _report: prefixes(contract, missing, timeout=timeout), timeout)
-    session.prefixes = [] if isinstance(answer, Stopped) else answer
-    session.reached = tuple(p[-1] for p in session.prefixes)
+    found: list[Prefix] = []
+
+    bounded(
+        lambda report: plan(contract, goals, effort=units, report=report),
+        REACH_HANG if time_budget is None else seconds * REACH_GUARD,
+        progress=lambda prefix: found.append(tuple(prefix)),
+    )
+    session.prefixes = found
+    session.reached = tuple(p[-1] for p in found)
 
 
 def _round_seed(seed: int, round_number: int) -> int:

@@ -44,6 +44,9 @@ class Threshold:
 
     field: str
     bound: Compiled = attrs.field(eq=False, repr=False)
+    apart: bool = False
+    """The clause wants the field *unlike* the bound (``input.src != input.dst``): the value at
+    the bound is the refused one, so a call meant to be accepted never takes it."""
 
 
 @attrs.frozen(slots=True)
@@ -56,20 +59,27 @@ class Steer:
     """Collections that must hold a key for the operation to be enabled at all."""
     makes: frozenset[str] = frozenset()
     """Collections the operation adds a fresh key to (and reads no live key of)."""
+    distinct: tuple[str, ...] = ()
+    """Collections two of whose live keys a clause requires to differ (``input.src !=
+    input.dst``): the operation needs two keys there, not one."""
 
     @classmethod
     def of(cls, op: Operation, contract: Contract) -> Steer:
         keys = key_fields(op, contract)
         needs = frozenset(k.collection for k in keys if not k.fresh)
         makes = frozenset(k.collection for k in keys if k.fresh) - needs
-        return cls(keys, thresholds(op), needs, makes)
+        return cls(keys, thresholds(op), needs, makes, distinct_keys(op, keys))
 
     def possible(self, state: Mapping[str, Any]) -> bool:
         """Whether the operation may be enabled in ``state`` and is worth preferring: every
-        collection it reads a live key of holds one (a cheap necessary condition; the model
-        judges the rest), and a producer's collection is not crowded yet: bugs need a few
-        distinct keys, and a case that spends its steps making a tenth one builds no depth."""
+        collection it reads a live key of holds one (two where a clause wants two different
+        ones: a move between bins is never accepted while there is one bin), a cheap necessary
+        condition the model judges the rest of; and a producer's collection is not crowded yet:
+        bugs need a few distinct keys, and a case that spends its steps making a tenth one
+        builds no depth."""
         if not all(state.get(name) for name in self.needs):
+            return False
+        if any(len(state.get(name) or ()) < 2 for name in self.distinct):
             return False
         return not self.makes or any(len(state.get(name) or ()) < CROWD for name in self.makes)
 
@@ -132,9 +142,38 @@ def key_fields(op: Operation, contract: Contract) -> tuple[KeyField, ...]:
     return tuple(KeyField(f, c, fresh) for f, (c, fresh) in sorted(relation.items()))
 
 
+def distinct_keys(op: Operation, keys: tuple[KeyField, ...]) -> tuple[str, ...]:
+    """Collections for which a ``requires`` says ``input.a != input.b`` (or ``not (input.a ==
+    input.b)``) of two fields that both name a live key of it."""
+    live = {k.field: k.collection for k in keys if not k.fresh}
+    found: set[str] = set()
+
+    def visit(node: ir.Expr, negated: bool) -> None:
+        if isinstance(node, ir.Unary) and node.op == "not":
+            visit(node.operand, not negated)
+            return
+        if isinstance(node, ir.Compare) and node.op in ("!=", "=="):
+            left, right = input_field(node.left), input_field(node.right)
+            if (
+                (node.op == "!=") != negated
+                and left in live
+                and right in live
+                and left != right
+                and live[left] == live[right]
+            ):
+                found.add(live[left])
+        if isinstance(node, ir.BoolOp) and node.op == "and" and not negated:
+            for child in ir.children(node):
+                visit(child, negated)
+
+    for clause in op.requires:
+        visit(clause.expr, False)
+    return tuple(sorted(found))
+
+
 def thresholds(op: Operation) -> tuple[Threshold, ...]:
     """Input fields compared (``< <= > >= == !=``) with an expression that does not read them."""
-    found: dict[str, list[Compiled]] = {}
+    found: dict[str, list[tuple[Compiled, bool]]] = {}
     for clause in op.requires:
         for node in ir.walk(clause.expr):
             if not isinstance(node, ir.Compare) or node.op not in ORDERINGS:
@@ -145,8 +184,10 @@ def thresholds(op: Operation) -> tuple[Threshold, ...]:
                     continue  # a constant bound is the schema's business (boundary values)
                 if any(input_field(n) == field for n in ir.walk(other)):
                     continue
-                found.setdefault(field, []).append(compile_expr(other))
-    return tuple(Threshold(field, bound) for field, bounds in sorted(found.items()) for bound in bounds)
+                found.setdefault(field, []).append((compile_expr(other), node.op == "!="))
+    return tuple(
+        Threshold(field, bound, apart) for field, bounds in sorted(found.items()) for bound, apart in bounds
+    )
 
 
 def _solve_for_field(side: ir.Expr, other: ir.Expr) -> tuple[str | None, ir.Expr]:
@@ -164,4 +205,4 @@ def _solve_for_field(side: ir.Expr, other: ir.Expr) -> tuple[str | None, ir.Expr
     return None, other
 
 
-__all__ = ["KeyField", "Steer", "Threshold", "input_field", "key_fields", "thresholds"]
+__all__ = ["KeyField", "Steer", "Threshold", "distinct_keys", "input_field", "key_fields", "thresholds"]

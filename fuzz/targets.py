@@ -123,6 +123,9 @@ def ensure_reachable(target: Target) -> None:
 class SimTarget:
     """The contract's simulator as a target."""
 
+    in_process = True
+    """Calls run in this process: their cost is read on its CPU clock (``machine.SLOW_CALL``)."""
+
     def __init__(self, contract: Contract, *, seed: int = 0) -> None:
         self.spec = "sim"
         self.seed = seed
@@ -200,6 +203,7 @@ class PythonTarget:
 
     keyword_calls = True
     """Inputs are keyword arguments (so the fuzzer sends no input that is not an object)."""
+    in_process = True
 
     def __init__(self, spec: str, contract: Contract, factory: Callable[[], Any] | None = None) -> None:
         self.spec = spec
@@ -368,7 +372,7 @@ class HttpTarget:
         """The request one call becomes (``httpx.Client.request``'s arguments); raises
         ``httpcodec.Unsendable`` where no request expresses the call."""
         if op is None or op.http is None:
-            return {"method": "POST", "url": f"{self.base}/{quote(tool, safe='')}", "json": input}
+            return {"method": "POST", "url": f"{self.base}/{quote(tool, safe='')}", **_json_body(input)}
         return _request_args(self.base, httpcodec.encode(op, input))
 
     def expressible(self, tool: str, input: Any) -> bool:
@@ -451,13 +455,23 @@ class HttpTarget:
 ENCODED_HEADERS = httpcodec.ENCODED_HEADERS
 
 
+def _json_body(value: Any) -> dict[str, Any]:
+    """``httpx`` arguments for a JSON body: ``json=None`` would send no body at all, which a
+    server reads as an absent input, so the value null goes as the text ``null``."""
+    if value is None:
+        return {"content": b"null", "headers": {"content-type": httpcodec.JSON}}
+    return {"json": value}
+
+
 def _request_args(base: str, wire: httpcodec.WireRequest) -> dict[str, Any]:
     """``httpx`` arguments for a request as ``httpcodec.encode`` writes it."""
     url = base + wire.path + ("?" + wire.query_string if wire.query else "")
     request: dict[str, Any] = {"method": wire.method, "url": url}
     headers = dict(wire.headers)
     if wire.media == httpcodec.JSON:
-        request["json"] = wire.json
+        body = _json_body(wire.json)
+        headers.update(body.pop("headers", {}))
+        request.update(body)
     elif wire.media == httpcodec.FORM:
         headers["content-type"] = httpcodec.FORM
         request["content"] = wire.form_body

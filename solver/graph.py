@@ -43,7 +43,7 @@ def compile(
     units: int = GRAPH_UNITS,
     timeout: float = HANG_SECONDS,
     max_nodes: int = 256,
-    max_initial: int = 64,
+    max_initial: int = 32,
 ) -> nx.MultiDiGraph:
     """The contract's state graph (see the module docstring and ``statemachine.graph``).
 

@@ -26,7 +26,7 @@ operations:
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "envfactory.cli", *args], cwd=ROOT, capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "envfactory.cli", *args], cwd=ROOT, capture_output=True, text=True, timeout=600
     )
 
 

@@ -18,7 +18,7 @@ def run(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
         cwd=cwd,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=600,
     )
 
 
@@ -177,7 +177,7 @@ def test_ray_missing_is_exit_2_with_the_install_hint(args: list[str]) -> None:
     """Each command that takes --engine ray, with Ray made unimportable: a usage error, never 70."""
     code = f"import sys; sys.modules['ray'] = None; from envfactory.cli import main; main({args!r})"
     result = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=600
     )
     assert result.returncode == 2, result.stderr
     assert result.stderr.strip().splitlines()[-1] == (

@@ -124,7 +124,7 @@ def test_trajectories_verify_against_the_contract_they_name(where: str, body: st
 PYTHON = list(blocks("python"))
 
 
-@pytest.mark.timeout(300)
+@pytest.mark.timeout(600)
 @pytest.mark.parametrize(("where", "body"), PYTHON, ids=_ids(PYTHON))
 def test_python_blocks_run(where: str, body: str, tmp_path: Path) -> None:
     """Each block runs in a folder with the files it names: the bundled examples, ``runs.jsonl``

@@ -10,7 +10,13 @@ JSON event a line, or the raw server-sent-events text (``event: ...`` / ``data: 
   a ``tool_use`` block's input in ``input_json_delta`` fragments;
 - OpenAI Responses events (``response.created`` ... ``response.completed``): the final response
   when the stream has one, else the items built from ``output_item`` and argument deltas (a
-  stream cut short still shows the calls it made).
+  stream cut short still shows the calls it made);
+- Amazon Bedrock ConverseStream events (``messageStart`` ... ``messageStop``, then
+  ``metadata``), each an object of one key: content blocks by ``contentBlockIndex``, a
+  ``toolUse`` block's input in string fragments; they become a Converse response;
+- Gemini ``streamGenerateContent`` chunks (responses with ``candidates`` and nothing of a
+  request): each candidate's parts joined, text pieces into one text, until a chunk gives a
+  ``finishReason`` (or another ``responseId`` starts).
 
 MCP sessions logged a JSON-RPC message a line are grouped the same way, into one list.
 
@@ -38,6 +44,12 @@ _ANTHROPIC_EVENTS = frozenset(
         "message_stop",
         "ping",
     }
+)
+_BEDROCK_EVENTS = frozenset(
+    {"messageStart", "contentBlockStart", "contentBlockDelta", "contentBlockStop", "messageStop"}
+)
+_GEMINI_CHUNK_KEYS = frozenset(
+    {"candidates", "usageMetadata", "modelVersion", "responseId", "promptFeedback", "createTime"}
 )
 _SSE_FIELDS = (b"event:", b"id:", b"retry:", b":")
 
@@ -73,12 +85,21 @@ def starts_session(data: Any) -> bool:
 
 
 def family(data: Any) -> str | None:
-    """Which stream an event belongs to (``chat``, ``anthropic``, ``responses``; ``mcp`` for the
-    JSON-RPC messages of one session), or None."""
+    """Which stream an event belongs to (``chat``, ``anthropic``, ``responses``, ``bedrock``,
+    ``gemini``;
+    ``mcp`` for the JSON-RPC messages of one session), or None."""
     if not isinstance(data, dict):
         return None
     if is_message(data):
         return "mcp"
+    if len(data) == 1:
+        ((key, value),) = data.items()
+        if isinstance(value, dict) and (
+            key in _BEDROCK_EVENTS or (key == "metadata" and ("usage" in value or "metrics" in value))
+        ):
+            return "bedrock"
+    if isinstance(data.get("candidates"), list) and _GEMINI_CHUNK_KEYS.issuperset(data):
+        return "gemini"
     if data.get("object") == "chat.completion.chunk":
         return "chat"
     kind = data.get("type")
@@ -260,6 +281,108 @@ class _ResponsesStream(_Stream):
         return {**self.response, "output": [self.items[k] for k in sorted(self.items)]}
 
 
+class _BedrockStream(_Stream):
+    """ConverseStream events from ``messageStart`` to ``metadata`` (which follows ``messageStop``)."""
+
+    kind = "bedrock"
+
+    def __init__(self, location: Location) -> None:
+        super().__init__(location)
+        self.role = "assistant"
+        self.blocks: dict[int, dict[str, Any]] = {}
+        self.inputs: dict[int, str] = {}
+        self.rest: dict[str, Any] = {}
+
+    def starts_anew(self, record: Record | TrajectoryError) -> bool:
+        return not isinstance(record, TrajectoryError) and "messageStart" in record[1]
+
+    def add(self, event: dict[str, Any]) -> None:
+        ((key, body),) = event.items()
+        index = _index(body, "contentBlockIndex")
+        if key == "messageStart" and isinstance(body.get("role"), str):
+            self.role = body["role"]
+        elif key == "contentBlockStart" and isinstance(body.get("start"), dict):
+            use = body["start"].get("toolUse")
+            if isinstance(use, dict):
+                self.blocks[index] = {"toolUse": {**use, "input": {}}}
+        elif key == "contentBlockDelta" and isinstance(body.get("delta"), dict):
+            delta = body["delta"]
+            use = delta.get("toolUse")
+            if isinstance(use, dict) and isinstance(use.get("input"), str):
+                self.inputs[index] = self.inputs.get(index, "") + use["input"]
+            elif isinstance(delta.get("text"), str):
+                block = self.blocks.setdefault(index, {"text": ""})
+                block["text"] = str(block.get("text", "")) + delta["text"]
+        elif key == "messageStop":
+            self.rest["stopReason"] = body.get("stopReason")
+        elif key == "metadata":
+            self.rest.update(body)
+            self.done = True
+
+    def value(self) -> Any:
+        content = []
+        for index in sorted(self.blocks):
+            block = self.blocks[index]
+            if "toolUse" in block and index in self.inputs:  # the streamed input replaces the empty one
+                block = {"toolUse": {**block["toolUse"], "input": self.inputs[index] or {}}}
+            content.append(block)
+        return {"output": {"message": {"role": self.role, "content": content}}, **self.rest}
+
+
+class _GeminiStream(_Stream):
+    """``streamGenerateContent`` chunks of one response; a lone chunk is kept as it came."""
+
+    kind = "gemini"
+
+    def __init__(self, location: Location) -> None:
+        super().__init__(location)
+        self.chunks: list[dict[str, Any]] = []
+
+    def starts_anew(self, record: Record | TrajectoryError) -> bool:
+        if isinstance(record, TrajectoryError) or not self.chunks:
+            return False
+        ids = (self.chunks[0].get("responseId"), record[1].get("responseId"))
+        return None not in ids and ids[0] != ids[1]
+
+    def add(self, event: dict[str, Any]) -> None:
+        self.chunks.append(event)
+        self.done = any(isinstance(c, dict) and c.get("finishReason") for c in event["candidates"])
+
+    def value(self) -> Any:
+        if len(self.chunks) == 1:
+            return self.chunks[0]
+        candidates: dict[int, dict[str, Any]] = {}
+        for chunk in self.chunks:
+            for position, candidate in enumerate(chunk["candidates"]):
+                if not isinstance(candidate, dict):
+                    continue
+                index = candidate["index"] if isinstance(candidate.get("index"), int) else position
+                merged = candidates.setdefault(index, {"content": {"role": "model", "parts": []}})
+                merged.update({k: v for k, v in candidate.items() if k != "content"})
+                content = candidate.get("content")
+                parts = content.get("parts") if isinstance(content, dict) else None
+                for part in parts if isinstance(parts, list) else ():
+                    _join_part(merged["content"]["parts"], part)
+        last = self.chunks[-1]
+        return {**last, "candidates": [candidates[k] for k in sorted(candidates)]}
+
+
+def _join_part(parts: list[Any], part: Any) -> None:
+    """Append ``part``, or its text to the text part before it (text streams in pieces)."""
+    if (
+        isinstance(part, dict)
+        and set(part) == {"text"}
+        and parts
+        and isinstance(parts[-1], dict)
+        and set(parts[-1]) == {"text"}
+        and isinstance(part["text"], str)
+        and isinstance(parts[-1]["text"], str)
+    ):
+        parts[-1] = {"text": parts[-1]["text"] + part["text"]}
+    else:
+        parts.append(part)
+
+
 class _Session(_Stream):
     """The JSON-RPC messages of one MCP session, a message a line; ``initialize`` starts the next."""
 
@@ -284,6 +407,8 @@ _STREAMS: dict[str, type[_Stream]] = {
     "chat": _ChatStream,
     "anthropic": _AnthropicStream,
     "responses": _ResponsesStream,
+    "bedrock": _BedrockStream,
+    "gemini": _GeminiStream,
 }
 
 

@@ -105,6 +105,34 @@ def test_http_request_for_native_contract():
     target.close()
 
 
+def test_a_null_body_travels_as_the_text_null_and_serve_refuses_it():
+    """``json=None`` makes httpx send no body at all, which ``serve`` reads as an absent input:
+    the value null goes as the text ``null``, which ``serve`` refuses where the schema does."""
+    from envfactory.server import running
+
+    native = HttpTarget("http://127.0.0.1:1/api/", BANK)
+    assert native.request_for(BANK.operations["open"], "open", None) == {
+        "method": "POST",
+        "url": "http://127.0.0.1:1/api/open",
+        "content": b"null",
+        "headers": {"content-type": "application/json"},
+    }
+    native.close()
+    contract = envfactory.load(ROOT / "tests" / "realworld" / "corpus" / "swagger-petstore-v3.yaml")
+    op = contract.operations["createUsersWithListInput"]
+    with running(contract) as url:
+        target = HttpTarget(url, contract, timeout=60)
+        request = target.request_for(op, op.name, {"body": None})
+        assert (request["content"], request["headers"]["content-type"]) == (b"null", "application/json")
+        assert 400 <= target.call(op.name, {"body": None}).status < 500
+        assert target.call(op.name, {"body": []}).accepted
+        target.close()
+    with running(BANK) as url:
+        target = HttpTarget(url, BANK, timeout=60)
+        assert 400 <= target.call("open", None).status < 500
+        target.close()
+
+
 def test_http_request_for_openapi_bindings():
     spec = ROOT / "tests" / "realworld" / "corpus" / "petstore-expanded.yaml"
     contract = envfactory.load(spec)

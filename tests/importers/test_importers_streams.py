@@ -1,5 +1,6 @@
 """Streamed responses logged as they came (one event a line, or raw server-sent events) import
-like the response they stream: OpenAI chat chunks, Anthropic Messages events, Responses events."""
+like the response they stream: OpenAI chat chunks, Anthropic Messages events, Responses events,
+Bedrock ConverseStream events and Gemini streamGenerateContent chunks."""
 
 from __future__ import annotations
 
@@ -170,3 +171,61 @@ def test_responses_events_final_response_wins_and_a_cut_stream_keeps_its_calls(t
     assert _calls(completed) == [("deposit", {"account": "AA01", "amount": 7})]  # the final response
     assert _calls(cut) == [("deposit", DEPOSIT)]
     assert _calls(after) == [("balance", {})]  # a record after a stream is read on its own
+
+
+def _bedrock_stream(calls: list[tuple[str, str, list[str]]], text: str = "") -> list[dict[str, Any]]:
+    """ConverseStream events as boto3 yields them: a text block, then ``(id, name, fragments)``."""
+    events: list[dict[str, Any]] = [{"messageStart": {"role": "assistant"}}]
+    if text:
+        events.append({"contentBlockDelta": {"delta": {"text": text}, "contentBlockIndex": 0}})
+        events.append({"contentBlockStop": {"contentBlockIndex": 0}})
+    for index, (tid, name, fragments) in enumerate(calls, start=1 if text else 0):
+        start = {"toolUse": {"toolUseId": tid, "name": name}}
+        events.append({"contentBlockStart": {"start": start, "contentBlockIndex": index}})
+        for part in fragments:
+            events.append(
+                {"contentBlockDelta": {"delta": {"toolUse": {"input": part}}, "contentBlockIndex": index}}
+            )
+        events.append({"contentBlockStop": {"contentBlockIndex": index}})
+    events.append({"messageStop": {"stopReason": "tool_use"}})
+    events.append(
+        {"metadata": {"usage": {"inputTokens": 9, "outputTokens": 4}, "metrics": {"latencyMs": 80}}}
+    )
+    return events
+
+
+@settings(max_examples=40, derandomize=True, database=None, deadline=None)
+@given(cuts=st.lists(st.integers(0, 40), max_size=5), text=st.sampled_from(["", "Depositing now."]))
+def test_bedrock_converse_stream_events_import_as_the_response(
+    tmp_path_factory: Any, cuts: list[int], text: str
+) -> None:
+    path = tmp_path_factory.mktemp("b") / "log.jsonl"
+    first = _bedrock_stream([("tooluse_a", "deposit", _split(json.dumps(DEPOSIT), cuts))], text)
+    second = _bedrock_stream([("tooluse_b", "balance", ['{"account": ', '"AA01"}'])])
+    _write(path, [*first, *second])
+    for fmt in ("auto", "bedrock"):
+        got = list(read(fmt, path))
+        assert [_calls(item) for item in got] == [[("deposit", DEPOSIT)], [("balance", {"account": "AA01"})]]
+
+
+def test_gemini_stream_chunks_join_until_the_finish_reason(tmp_path: Path) -> None:
+    def chunk(rid: str, parts: list[dict[str, Any]], finish: str | None = None) -> dict[str, Any]:
+        candidate: dict[str, Any] = {"content": {"role": "model", "parts": parts}, "index": 0}
+        if finish:
+            candidate["finishReason"] = finish
+        return {"candidates": [candidate], "modelVersion": "gemini-2.5-flash", "responseId": rid}
+
+    call = {"functionCall": {"name": "deposit", "args": DEPOSIT}}
+    events = [
+        chunk("r1", [{"text": "Let me "}]),
+        chunk("r1", [{"text": "deposit."}, call]),
+        chunk("r1", [{"functionCall": {"name": "balance", "args": {"account": "AA01"}}}], "STOP"),
+        chunk("r2", [call], "STOP"),  # a whole response in one chunk stays as it came
+    ]
+    for sse in (False, True):
+        got = list(read("auto", _write(tmp_path / f"log{sse}.txt", events, sse=sse)))
+        assert [_calls(item) for item in got] == [
+            [("deposit", DEPOSIT), ("balance", {"account": "AA01"})],
+            [("deposit", DEPOSIT)],
+        ]
+        assert [item.id for item in got if isinstance(item, Trajectory)] == ["r1", "r2"]

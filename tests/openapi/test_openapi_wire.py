@@ -290,7 +290,7 @@ def upload_inputs(draw: Any) -> dict[str, Any]:
     return {name: draw(s) for name, s in optional.items() if draw(st.booleans())}
 
 
-@pytest.mark.timeout(300)
+@pytest.mark.timeout(600)
 @settings(
     max_examples=60, derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck)
 )

@@ -59,7 +59,7 @@ def test_fuzzing_our_own_serve_of_the_large_documents_finds_nothing(path: Path) 
     assert [str(f.message) for f in summary.findings] == []
 
 
-@pytest.mark.timeout(120)
+@pytest.mark.timeout(600)
 def test_the_wire_corners_answer_as_the_model_does() -> None:
     contract = envfactory.load(PETSTORE_V3)
     with running(contract) as url:

@@ -30,7 +30,7 @@ def _trajectory(client: httpx.Client) -> envfactory.Trajectory:
     return traj
 
 
-@pytest.mark.timeout(120)
+@pytest.mark.timeout(600)
 def test_the_oldest_calls_are_dropped_with_a_marker_and_the_rest_still_verifies() -> None:
     contract = envfactory.load(BANK)
     app = create_app(contract, max_history=10)
@@ -53,7 +53,7 @@ def test_the_oldest_calls_are_dropped_with_a_marker_and_the_rest_still_verifies(
         assert _trajectory(client).meta is None and app.state.mock.total_bytes == 0
 
 
-@pytest.mark.timeout(300)
+@pytest.mark.timeout(600)
 def test_rejected_megabyte_calls_keep_memory_bounded() -> None:
     app = create_app(envfactory.load(BANK), max_history_bytes=2 << 20)
     mock: MockServer = app.state.mock
@@ -75,7 +75,7 @@ def test_rejected_megabyte_calls_keep_memory_bounded() -> None:
     assert mock.total_bytes <= 2 << 20
 
 
-@pytest.mark.timeout(120)
+@pytest.mark.timeout(600)
 def test_total_history_evicts_the_least_recent_session_and_says_so(caplog: pytest.LogCaptureFixture) -> None:
     app = create_app(envfactory.load(BANK), max_total_bytes=60_000)
     mock: MockServer = app.state.mock
@@ -97,7 +97,7 @@ def test_total_history_evicts_the_least_recent_session_and_says_so(caplog: pytes
         assert "x-envfactory-evicted" not in again.headers
 
 
-@pytest.mark.timeout(120)
+@pytest.mark.timeout(600)
 def test_past_the_session_cap_the_evicted_session_is_said(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.WARNING, logger="envfactory.server")
     with (

@@ -43,7 +43,7 @@ invariants:
 """
 
 
-@pytest.mark.timeout(120)
+@pytest.mark.timeout(600)
 def test_a_call_rechecks_only_the_keys_it_wrote(tmp_path: Path) -> None:
     path = tmp_path / "overdraft.yaml"
     path.write_text(OVERDRAFT)

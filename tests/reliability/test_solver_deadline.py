@@ -51,7 +51,7 @@ def _gone(pid: int) -> bool:
     return False
 
 
-@pytest.mark.timeout(60)
+@pytest.mark.timeout(600)
 def test_a_task_that_never_returns_is_stopped_and_its_worker_is_gone() -> None:
     pids: list[int] = []
 
@@ -67,7 +67,7 @@ def test_a_task_that_never_returns_is_stopped_and_its_worker_is_gone() -> None:
     assert _gone(pids[0])
 
 
-@pytest.mark.timeout(60)
+@pytest.mark.timeout(600)
 def test_a_task_spinning_in_one_call_is_stopped() -> None:
     # a busy loop holds the GIL between bytecodes only; the kill does not need the worker's help
     answer = bounded(lambda _: sum(range(10**12)), 0.05)
@@ -92,7 +92,7 @@ def test_answers_progress_and_errors_come_back() -> None:
         bounded(fails, 30)
 
 
-@pytest.mark.timeout(120)
+@pytest.mark.timeout(600)
 def test_a_task_past_its_memory_bound_is_stopped() -> None:
     answer = bounded(lambda _: bytearray(16 * 1024**3), 30, memory_mb=64)
     assert answer == Stopped("memory", "the solver ran out of its memory limit (64 MB)")
@@ -106,7 +106,7 @@ def _serve(job: Any) -> Any:
     return job, os.getpid()
 
 
-@pytest.mark.timeout(60)
+@pytest.mark.timeout(600)
 def test_a_worker_answers_many_calls_in_one_process_and_is_replaced_after_a_kill() -> None:
     worker = Worker(_serve)
     try:
@@ -146,7 +146,7 @@ def _squares(tmp_path: Path, steps: int) -> tuple[str, str]:
     return str(contract), str(trajectories)
 
 
-@pytest.mark.timeout(120)
+@pytest.mark.timeout(600)
 def test_verify_answers_unknown_on_nonlinear_holes(tmp_path: Path) -> None:
     contract, trajectories = _squares(tmp_path, 8)
     result = _envfactory("verify", "--timeout", "0.5", "--format", "json", contract, trajectories)
@@ -167,7 +167,7 @@ def _hangs(*_: Any, progress: Any = None, **__: Any) -> None:
     time.sleep(3600)
 
 
-@pytest.mark.timeout(60)
+@pytest.mark.timeout(600)
 @pytest.mark.parametrize(
     ("module", "name", "args", "said"),
     [

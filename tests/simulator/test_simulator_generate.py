@@ -25,7 +25,7 @@ def _load(name: str) -> Contract:
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "envfactory.cli", *args], cwd=ROOT, capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "envfactory.cli", *args], cwd=ROOT, capture_output=True, text=True, timeout=600
     )
 
 

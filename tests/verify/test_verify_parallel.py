@@ -114,7 +114,7 @@ def test_ray_engine_matches_local(tmp_path: Path) -> None:
         capture_output=True,
         text=True,
         check=False,
-        timeout=120,
+        timeout=600,
     )
     assert done.returncode == 2, done.stderr[-2000:]  # the file holds unreadable lines
     assert json.loads(done.stdout)["results"] == local

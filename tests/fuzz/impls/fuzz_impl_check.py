@@ -27,5 +27,23 @@ def is_str(value: Any) -> bool:
     return type(value) is str
 
 
+def answers(obj: Any, trace: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+    """What ``obj`` answers to each call of ``trace``: the return value, or the error status."""
+    out: list[Any] = []
+    for name, kwargs in trace:
+        try:
+            out.append(getattr(obj, name)(**kwargs))
+        except ApiError as err:
+            out.append(err.status)
+    return out
+
+
+def shows_last(correct: Any, planted: Any, trace: list[tuple[str, dict[str, Any]]]) -> bool:
+    """Whether the planted implementation answers ``trace`` as the correct one does up to its
+    last call, and differently there: the bug shows at exactly that depth."""
+    right, wrong = answers(correct, trace), answers(planted, trace)
+    return right[:-1] == wrong[:-1] and right[-1] != wrong[-1]
+
+
 def matches(pattern: str, value: Any) -> bool:
     return is_str(value) and re.search(pattern, value) is not None
