@@ -11,6 +11,7 @@ the concrete state locations it read and the step that last wrote them (``explai
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, NoReturn
@@ -18,6 +19,7 @@ from typing import Any, NoReturn
 import attrs
 import orjson
 
+from envfactory._completion import candidates, hole_names
 from envfactory._explain import explain_failure, explain_initial
 from envfactory._fastpath import (
     NO_OUTPUT,
@@ -46,7 +48,7 @@ from envfactory.contracts.model import Clause, Contract, Operation
 from envfactory.contracts.semantics import Failure, Machine
 from envfactory.contracts.values import FrozenMap
 from envfactory.importers import BROKEN_ARGUMENTS
-from envfactory.trajectory import Step, Trajectory, iter_holes
+from envfactory.trajectory import Step, Trajectory, completion_message, fill_holes, iter_holes
 
 VERDICTS = ("valid", "invalid", "feasible", "unknown", "unreadable")
 RESULT_FIELDS = (
@@ -148,6 +150,15 @@ def verify(
 
 
 # ------------------------------------------------------------------------------------ the engine
+
+
+GUESSED_STEPS = 1000
+"""Steps the search for a completion from known values may run before Z3 is asked instead."""
+GUESSED_SHARE = 0.25
+"""Share of the time limit the search may take at most (on states so large that 1,000 steps are
+slow), before Z3 gets the trajectory with its own full limit."""
+GUESSED_COMBINATIONS = 64
+"""Value combinations tried at one step whose holes are all new."""
 
 
 class _Symbolic(Exception):
@@ -380,15 +391,17 @@ class Verifier:
 
     # -- the concrete run ---------------------------------------------------------------------------
 
-    def _run(self, traj: Trajectory, state: FrozenMap, holes: bool) -> dict[int, Any]:
+    def _run(self, traj: Trajectory, state: FrozenMap, holes: bool, run: Run | None = None) -> dict[int, Any]:
         """Run every step concretely; raise ``_Broken`` or ``_Symbolic``; return synthesized outputs.
+        ``run`` (a new ``Run`` of ``state`` when None) is changed in place, step by step.
 
         The hot loop: the common case of each check is inline, every failure goes to a helper.
         """
         plans = self.plans
         allow_rejected = self.allow_rejected
         completed: dict[int, Any] = {}
-        run = Run(state)  # changed in place, step by step; ``env`` reads it throughout
+        if run is None:
+            run = Run(state)  # ``env`` reads it throughout
         state = run.state
         env = Env(state)
         fast = not holes
@@ -590,8 +603,13 @@ class Verifier:
     ) -> Result:
         """The concrete run cannot decide from step ``index`` on: ask Z3 (from ``state``, the
         concrete state before that step, when the run knows it whole), and when Z3 cannot
-        answer either, look for a step that breaks whatever the unknown values are."""
-        result = self._symbolic(traj, reason, index, state)
+        answer either, look for a step that breaks whatever the unknown values are. Values the
+        trajectory or the state already shows are tried concretely first (``_guessed``)."""
+        result = None
+        if state is not None and traj.steps[index].has_holes:
+            result = self._guessed(traj, index, state)
+        if result is None:
+            result = self._symbolic(traj, reason, index, state)
         if completed and result.witness is not None and isinstance(result.witness.get("outputs"), dict):
             outputs = {**completed, **result.witness["outputs"]}
             result = attrs.evolve(
@@ -613,6 +631,69 @@ class Verifier:
             message=f"{invalid.message} (whatever the unknown values are; {undecided} undecided, so the "
             f"first failing step may be earlier: {result.message})",
         )
+
+    def _guessed(self, traj: Trajectory, index: int, state: FrozenMap) -> Result | None:
+        """A feasible result when values from ``_completion.candidates`` fill the holes so that
+        every step from ``index`` (the first with a hole, before which the concrete run left
+        ``state``) passes the concrete checks; None when the search, depth first and bounded by
+        ``GUESSED_STEPS`` steps run, finds none (then Z3 decides). Sound: the verdict is a
+        concrete run of the completed trajectory, the same run a trajectory without holes gets."""
+        if GUESSED_STEPS <= 0:
+            return None
+        steps = traj.steps
+        holes_at = hole_names(steps, index)
+        if index not in holes_at:
+            return None
+        pools = candidates(self.contract, steps, index, state)
+        budget = GUESSED_STEPS
+        ends = [*sorted(holes_at)[1:], len(steps)]  # each segment runs up to the next new hole
+        pending: list[tuple[int, FrozenMap, dict[str, Any], dict[int, Any]]] = []
+
+        def branch(at: int, before: FrozenMap, values: dict[str, Any], outputs: dict[int, Any]) -> None:
+            """Queue the completions that give the holes first met at step ``at`` their values."""
+            new = holes_at[at]
+            tries = list(itertools.islice(itertools.product(*(pools[n] for n in new)), GUESSED_COMBINATIONS))
+            for t in reversed(tries):
+                pending.append((at, before, {**values, **dict(zip(new, t, strict=True))}, outputs))
+
+        branch(index, state, {}, {})
+        give_up = time.monotonic() + self.timeout * GUESSED_SHARE  # a hang guard: steps can be slow
+        while pending and budget > 0 and time.monotonic() < give_up:
+            start, before, values, outputs = pending.pop()
+            end = next(e for e in ends if e > start)
+            segment = tuple(
+                attrs.evolve(
+                    step, input=fill_holes(step.input, values), output=fill_holes(step.output, values)
+                )
+                if step.has_holes
+                else step
+                for step in steps[start:end]
+            )
+            run = Run(before)
+            try:  # every hole of the segment has its value: the concrete run's fast path
+                done = self._run(attrs.evolve(traj, steps=segment), before, False, run)
+            except _Broken as broken:
+                budget -= broken.index + 1
+                continue
+            except _Symbolic:
+                return None  # a step's output is unknown and needed: Z3's part
+            except (EnvfactoryError, ArithmeticError, TypeError, ValueError, KeyError, AttributeError):
+                budget -= len(segment)  # a value the checks trip on (as ``check`` reports): not this one
+                continue
+            budget -= len(segment)
+            outputs = {**outputs, **{start + i: output for i, output in done.items()}}
+            if end < len(steps):
+                branch(end, run.state, values, outputs)
+                continue
+            holes = {name: values[name] for found in holes_at.values() for name in found}
+            witness = {"holes": holes, "outputs": outputs, "initial": {}, "assumptions": []}
+            return Result(
+                id=traj.id,
+                verdict="feasible",
+                message=completion_message(holes, len(outputs)),
+                witness=witness,
+            )
+        return None
 
     def _stateless_failure(self, traj: Trajectory, start: int) -> _Broken | None:
         """The first step from ``start`` on that fails a check reading no state (unknown tool,

@@ -62,7 +62,7 @@ from envfactory.solver.symbolic import (
     same_term,
     to_z3,
 )
-from envfactory.trajectory import Hole, Step, Trajectory, iter_holes
+from envfactory.trajectory import Hole, Step, Trajectory, completion_message, iter_holes, short_json
 
 _QUICK = z3.Then("simplify", "propagate-values", "solve-eqs", "smt")
 """The solver of the first, untracked pass: cheap preprocessing, then the SMT core."""
@@ -627,12 +627,7 @@ class _Decider:
         return SymbolicVerdict("feasible", message=self._feasible_message(witness), witness=witness)
 
     def _feasible_message(self, witness: dict[str, Any]) -> str:
-        parts = [f"{k} = {_short(v)}" for k, v in witness["holes"].items()]
-        if witness["outputs"]:
-            n = len(witness["outputs"])
-            parts.append(f"{n} unknown output{'' if n == 1 else 's'} filled")
-        parts.extend(witness["assumptions"])
-        return "a completion exists" + (": " + ", ".join(parts) if parts else "")
+        return completion_message(witness["holes"], len(witness["outputs"]), witness["assumptions"])
 
     def _witness(self, enc: _Encoding, model: z3.ModelRef) -> dict[str, Any]:
         holes = {name: V.to_json(read(v, model)) for name, v in enc.holes.items()}
@@ -647,7 +642,7 @@ class _Decider:
                 for key in value:
                     assumptions.append(f"{name}[{json.dumps(key)}] existed before step 0")
             elif not var.known and name not in (self.trajectory.initial or {}):
-                assumptions.append(f"{name} was {_short(V.to_json(value))} before step 0")
+                assumptions.append(f"{name} was {short_json(V.to_json(value))} before step 0")
         return {"holes": holes, "outputs": outputs, "initial": initial, "assumptions": assumptions}
 
     def _completion(self, enc: _Encoding, model: z3.ModelRef) -> Trajectory:
@@ -791,11 +786,6 @@ def _holds(clause: Clause, env: Env) -> bool:
         return clause.fn(env) is True
     except EvaluationError:
         return False
-
-
-def _short(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def decide(

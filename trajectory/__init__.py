@@ -26,7 +26,15 @@ from typing import Any
 from envfactory.trajectory._decode import MAX_LINE_BYTES, parse_json_value, parse_line
 from envfactory.trajectory._jsonl import MAX_DOCUMENT_BYTES, read_trajectories, read_trajectories_text
 from envfactory.trajectory._jsonlist import holds_native_list, list_items, parse_list_item
-from envfactory.trajectory._model import Hole, Step, Trajectory, iter_holes
+from envfactory.trajectory._model import (
+    Hole,
+    Step,
+    Trajectory,
+    completion_message,
+    fill_holes,
+    iter_holes,
+    short_json,
+)
 from envfactory.trajectory._shape import parse_trajectory
 from envfactory.trajectory._stream import STREAM_BYTES, StreamedSteps, holds_large_native_object
 from envfactory.trajectory._values import MAX_DEPTH, check_value
@@ -78,8 +86,10 @@ __all__ = [
     "StreamedSteps",
     "Trajectory",
     "check_value",
+    "completion_message",
     "dumps_jsonl",
     "dumps_trajectory",
+    "fill_holes",
     "holds_large_native_object",
     "holds_native_list",
     "iter_holes",
@@ -90,6 +100,7 @@ __all__ = [
     "parse_trajectory",
     "read_trajectories",
     "read_trajectories_text",
+    "short_json",
     "to_json",
     "trajectory_features",
     "trajectory_schema",

@@ -115,12 +115,18 @@ _NOT_BRACKET = bytes(i for i in range(256) if i not in b"[]{}")
 
 def _maybe_deep(data: bytes) -> bool:
     """False when the JSON text as a whole surely nests no deeper than ``MAX_DEPTH`` (so no value
-    inside it does), decided in C: every byte but brackets dropped, innermost pairs removed pass
-    by pass (each pass removes at least one level). True sends the parsed value through the exact
-    walk (``_walk``)."""
+    inside it does), decided in C: the strings' contents dropped (a bracket inside a string could
+    otherwise pair with a real one and hide a level), then every byte but brackets, then innermost
+    pairs removed pass by pass (each pass removes at most two levels). True sends the parsed
+    value through the exact walk (``_walk``). On a text that is not JSON the answer does not
+    matter: the decoders refuse it."""
     if data.count(b"{") + data.count(b"[") <= MAX_DEPTH:
         return False
-    brackets = data.translate(None, _NOT_BRACKET)  # brackets inside strings only make it cautious
+    if b'"' in data:
+        data = _outside_strings(data)
+    brackets = data.translate(None, _NOT_BRACKET)
+    if len(brackets) <= 2 * MAX_DEPTH:
+        return False  # at most MAX_DEPTH opening brackets are left (in JSON, as many close)
     for _ in range(MAX_DEPTH // 2):
         if not brackets:
             return False
@@ -129,6 +135,16 @@ def _maybe_deep(data: bytes) -> bool:
             return True
         brackets = shorter
     return bool(brackets)
+
+
+def _outside_strings(data: bytes) -> bytes:
+    """The JSON text without the contents of its strings. In JSON every backslash is inside a
+    string and begins an escape: removing the escaped backslashes (``\\\\``, paired from the
+    left as a reader pairs them) and then the escaped quotes leaves only the quotes that open
+    and close strings, and the text between an opening and a closing one goes."""
+    if b"\\" in data:
+        data = data.replace(b"\\\\", b"").replace(b'\\"', b"")
+    return b"".join(data.split(b'"')[::2])
 
 
 def parse_line(data: bytes, file: str, line: int, stem: str) -> Trajectory | TrajectoryError | None:

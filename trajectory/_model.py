@@ -7,7 +7,8 @@ Imports nothing from envfactory beyond ``envfactory.contracts.errors``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import json
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -104,3 +105,30 @@ def _any_hole(value: Any) -> bool:
 # survive a move of this private module (``envfactory.trajectory`` re-exports all three).
 for _model_class in (Hole, Step, Trajectory):
     _model_class.__module__ = "envfactory.trajectory"
+
+
+def fill_holes(value: Any, values: Mapping[str, Any]) -> Any:
+    """``value`` with each ``Hole`` named in ``values`` replaced by its value (others kept)."""
+    if isinstance(value, Hole):
+        return values.get(value.name, value)
+    if isinstance(value, dict):
+        return {k: fill_holes(v, values) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [fill_holes(v, values) for v in value]
+    return value
+
+
+def completion_message(holes: Mapping[str, Any], outputs: int = 0, assumptions: Sequence[str] = ()) -> str:
+    """How ``verify`` states a feasible trajectory's completion: each hole's value (JSON, cut at
+    60 characters), how many unknown outputs were filled, and what it assumes of the state."""
+    parts = [f"{name} = {short_json(value)}" for name, value in holes.items()]
+    if outputs:
+        parts.append(f"{outputs} unknown output{'' if outputs == 1 else 's'} filled")
+    parts.extend(assumptions)
+    return "a completion exists" + (": " + ", ".join(parts) if parts else "")
+
+
+def short_json(value: Any) -> str:
+    """A value as JSON for a one-line message, cut at 60 characters."""
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return text if len(text) <= 60 else text[:57] + "..."

@@ -13,6 +13,7 @@ import attrs
 import pytest
 
 import envfactory
+from envfactory import verification
 from envfactory.solver import deadline
 from envfactory.solver import feasibility as F
 from envfactory.trajectory import Hole, Trajectory, read_trajectories_text
@@ -22,6 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
 
 from bench_verify import ticket_trajectory  # noqa: E402
+from bench_verify_holes import InProcess  # noqa: E402
 
 
 def _holed(raw: dict[str, Any], rng: random.Random) -> tuple[Trajectory, int]:
@@ -49,19 +51,6 @@ def _cases() -> list[tuple[Trajectory, int]]:
     return cases
 
 
-class _InProcess:
-    """``solver.deadline.Worker`` without the fork: the handler runs here."""
-
-    def __init__(self, handler: Any, **_: Any) -> None:
-        self.handler = handler
-
-    def call(self, arg: Any, seconds: float) -> Any:
-        return self.handler(arg)
-
-    def close(self) -> None:
-        pass
-
-
 @pytest.fixture(scope="module")
 def tickets() -> envfactory.Contract:
     return envfactory.load(ROOT / "examples" / "tickets" / "tickets.yaml")
@@ -78,7 +67,8 @@ def test_the_solver_encodes_from_the_first_unknown_step(
         return step(self, i, *args)
 
     monkeypatch.setattr(F._Decider, "_step", counting)
-    monkeypatch.setattr(deadline, "Worker", _InProcess)  # count in this process, not a fork
+    monkeypatch.setattr(deadline, "Worker", InProcess)  # count in this process, not a fork
+    monkeypatch.setattr(verification, "GUESSED_STEPS", 0)  # Z3 for every trajectory with holes
     verifier = Verifier(tickets, timeout=30.0)
     checked = 0
     for traj, first in _cases():
