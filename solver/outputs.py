@@ -22,12 +22,16 @@ from envfactory.contracts import ir
 from envfactory.contracts.errors import SolverError
 from envfactory.contracts.model import Operation
 from envfactory.contracts.values import FrozenMap, to_json
+from envfactory.solver.effort import UNITS_PER_SECOND
 from envfactory.solver.encode import Encoder, SymEnv, holds
 from envfactory.solver.schema import LIST_ITEMS, Schemas
 from envfactory.solver.symbolic import SIMPLE, Lst, Py, Rec, SVal, Union, is_sym, lift, read, to_z3
 
-TIMEOUT_MS = 500
-"""Z3's limit for one output (the simulator then keeps the drawn sample and reports the clause)."""
+OUTPUT_UNITS = UNITS_PER_SECOND // 2
+"""Z3's effort for one output, in resource units (the simulator then keeps the drawn sample and
+reports the clause): the same answer on a busy machine as on an idle one."""
+GUARD_MS = 10_000
+"""The wall-clock guard of one output (Z3 looks at its limits cooperatively)."""
 
 
 def solve_output(op: Operation, exprs: Sequence[ir.Expr], state: FrozenMap, input: Any, current: Any) -> Any:
@@ -37,7 +41,8 @@ def solve_output(op: Operation, exprs: Sequence[ir.Expr], state: FrozenMap, inpu
     encoder = Encoder()
     schemas = Schemas(encoder, schema)
     opt = z3.Optimize()
-    opt.set("timeout", TIMEOUT_MS)
+    opt.set("rlimit", OUTPUT_UNITS)
+    opt.set("timeout", GUARD_MS)
     try:
         output = _shaped(schemas, schema, "output", current)
         opt.add(_z3(schemas.holds(output, schema)))
@@ -91,4 +96,4 @@ def _prefer(opt: z3.Optimize, v: SVal, current: Any) -> None:
             _prefer(opt, option, current)
 
 
-__all__ = ["TIMEOUT_MS", "solve_output"]
+__all__ = ["GUARD_MS", "OUTPUT_UNITS", "solve_output"]
