@@ -13,7 +13,9 @@ is not trusted, and the concrete re-check of every witness catches a completion 
 from __future__ import annotations
 
 import functools
+import random
 import re
+import string
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -56,6 +58,7 @@ from envfactory.solver.symbolic import (
     to_z3,
 )
 from envfactory.statemachine.paths import resolve_pointer
+from envfactory.statemachine.sampling import sample_regex
 from envfactory.trajectory import Hole, iter_holes
 
 MAX_DEPTH = 12
@@ -590,12 +593,19 @@ def literal_fits(text: str, schema: Any) -> bool:
     return True
 
 
-def atom_texts(model: z3.ModelRef, atoms: Iterable[tuple[Term, Any]], timeout: float = 5.0) -> dict[int, str]:
+ATOM_UNITS = 50_000_000
+"""Z3's effort for naming the abstract strings of one model (a bank plan's take 58,000 units)."""
+
+
+def atom_texts(
+    model: z3.ModelRef, atoms: Iterable[tuple[Term, Any]], timeout: float = 30.0
+) -> dict[int, str]:
     """Texts for the identities a model gave abstract strings that are no literal's: one per
     identity, satisfying the schema of every value holding it (read by ``Schemas`` like any
     string's), plain words where no pattern says otherwise, different from each other and from
-    every literal. Identities it cannot fill are left out (``read`` writes ``s<id>``, which the
-    concrete re-check judges)."""
+    every literal. Z3 looks for them within ``ATOM_UNITS`` (``timeout`` seconds only guard it);
+    where it finds none, texts are drawn from the patterns (``_drawn_texts``). Identities neither
+    fills are left out (``read`` writes ``s<id>``, which the concrete re-check judges)."""
     groups: dict[int, list[Any]] = {}
     for ident, schema in atoms:
         value = evaluated(model, ident)
@@ -609,6 +619,7 @@ def atom_texts(model: z3.ModelRef, atoms: Iterable[tuple[Term, Any]], timeout: f
     words = [z3.StringVal(t) for t in LITERALS]
     for alphabet in (z3.Plus(z3.Range("a", "z")), PRINTABLE):  # plain words first
         solver = z3.Solver()
+        solver.set("rlimit", max(1, ATOM_UNITS // 2))
         solver.set("timeout", max(1, int(timeout * 500)))
         for ident, schemas in groups.items():
             var = texts[ident]
@@ -625,7 +636,31 @@ def atom_texts(model: z3.ModelRef, atoms: Iterable[tuple[Term, Any]], timeout: f
         if solver.check() == z3.sat:
             found = solver.model()
             return {ident: evaluated(found, var).as_string() for ident, var in texts.items()}
-    return {}
+    return _drawn_texts(groups)
+
+
+def _drawn_texts(groups: Mapping[int, list[Any]], tries: int = 64) -> dict[int, str]:
+    """Texts drawn concretely where Z3 named none (its string theory may answer ``unknown``):
+    from an identity's first pattern (``statemachine.sampling.sample_regex``, seeded by the
+    identity, so the same texts every time), else a plain word; each checked against every
+    schema holding the identity with Python's ``re``, and distinct."""
+    taken = set(LITERALS)
+    texts: dict[int, str] = {}
+    for ident, schemas in sorted(groups.items()):
+        rng = random.Random(ident)
+        patterns = [
+            s["pattern"] for s in schemas if isinstance(s, Mapping) and isinstance(s.get("pattern"), str)
+        ]
+        for attempt in range(tries):
+            if patterns:
+                text = sample_regex(patterns[0], rng)
+            else:
+                text = "".join(rng.choice(string.ascii_lowercase) for _ in range(1 + attempt % 12))
+            if text is not None and text not in taken and all(literal_fits(text, s) for s in schemas):
+                texts[ident] = text
+                taken.add(text)
+                break
+    return texts
 
 
 def _schema_enum(schema: Any) -> list[str]:
