@@ -523,7 +523,7 @@ DEEP: dict[str, list[tuple[str, int]]] = {
         ("DroppedSwaps", 10),
         ("ReopenForgets", 8),
         ("RecreatedCourse", 9),
-        ("FrozenSwap", 8),
+        ("FrozenSwap", 7),
     ],
 }
 CORRECT = {

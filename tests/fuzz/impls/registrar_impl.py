@@ -1,4 +1,4 @@
-"""A course registrar (``registrar.yaml``), correct, and one class per planted bug, 8 to 10 calls
+"""A course registrar (``registrar.yaml``), correct, and one class per planted bug, 7 to 10 calls
 deep.
 
 A fifth held-out set (session 10), written after the fuzzer's changes of that session's first
@@ -224,9 +224,11 @@ class RecreatedCourse(Registrar):
 
 
 class FrozenSwap(Registrar):
-    """R6, 8 calls: addStudent, addCourse x3, enroll x2, freeze, swap: a frozen student with two
-    active enrollments may still swap one of them (the check reads the load, not the flag). Two
-    enrollments of one student take two courses, the swap a third."""
+    """R6, 7 calls: addStudent, addCourse x2, enroll x2, freeze, swap one enrollment to the other
+    course: a frozen student with two active enrollments passes the frozen check (it reads the
+    load, not the flag), so the swap is refused for the wrong reason (409 full or already
+    enrolled, where the contract says 423; with a third course it is accepted, 8 calls). Two
+    enrollments of one student take two courses."""
 
     def _may_swap(self, enrollment: dict[str, Any]) -> bool:
         student = self.students[enrollment["student"]]
