@@ -774,3 +774,41 @@ def test_a_responses_item_listing_still_reads_as_responses(tmp_path: Path) -> No
     (only,) = read("auto", path)
     assert _steps(only) == [("deposit", DEPOSIT, {"balance": 105}, None)]
     assert isinstance(only, Trajectory) and only.meta["source"] == "openai-responses"
+
+
+def _sdk(kind: str, session: str, content: Any, **more: Any) -> dict[str, Any]:
+    """A Claude Agent SDK message line (``query()`` output logged as it came)."""
+    role = "assistant" if kind == "assistant" else "user"
+    return {"type": kind, "message": {"role": role, "content": content}, "session_id": session, **more}
+
+
+def test_claude_agent_sdk_and_claude_code_sessions_a_message_a_line(tmp_path: Path) -> None:
+    def use(uid: str, name: str, args: Any) -> dict[str, Any]:
+        return {"type": "tool_use", "id": uid, "name": name, "input": args}
+
+    def result(uid: str, text: str, **more: Any) -> dict[str, Any]:
+        return {"type": "tool_result", "tool_use_id": uid, "content": text, **more}
+
+    sdk = [
+        {"type": "system", "subtype": "init", "session_id": "s1", "tools": ["deposit"]},
+        _sdk("user", "s1", "put 5 in AA01", parent_tool_use_id=None),
+        _sdk("assistant", "s1", [use("toolu_1", "deposit", DEPOSIT)], parent_tool_use_id=None),
+        _sdk("assistant", "s1", [use("toolu_2", "lookup", {"q": "x"})], parent_tool_use_id="toolu_9"),
+        _sdk("user", "s1", [result("toolu_2", '{"hits": 1}')], parent_tool_use_id="toolu_9"),
+        _sdk("user", "s1", [result("toolu_1", '{"balance": 5}')], parent_tool_use_id=None),
+        {"type": "result", "subtype": "success", "session_id": "s1", "is_error": False, "result": "Done."},
+    ]
+    code = [  # Claude Code's transcript: camelCase, a title line first, one content block a line
+        {"type": "summary", "summary": "Deposits", "leafUuid": "u9"},
+        {**_sdk("assistant", "", [use("toolu_3", "deposit", DEPOSIT)]), "sessionId": "s2", "uuid": "u1"},
+        {**_sdk("user", "", [result("toolu_3", "no such account", is_error=True)]), "sessionId": "s2"},
+    ]
+    for item in code:
+        item.pop("session_id", None)
+    main, sub, second = read("auto", _jsonl(tmp_path, "sessions.jsonl", sdk + code))
+    assert isinstance(main, Trajectory) and main.id == "s1"
+    assert _steps(main) == [("deposit", DEPOSIT, {"balance": 5}, None)]
+    assert isinstance(sub, Trajectory) and sub.id == "s1/toolu_9"
+    assert _steps(sub) == [("lookup", {"q": "x"}, {"hits": 1}, None)]
+    assert isinstance(second, Trajectory) and second.id == "s2"
+    assert _steps(second) == [("deposit", DEPOSIT, "no such account", 400)]
