@@ -812,3 +812,43 @@ def test_claude_agent_sdk_and_claude_code_sessions_a_message_a_line(tmp_path: Pa
     assert _steps(sub) == [("lookup", {"q": "x"}, {"hits": 1}, None)]
     assert isinstance(second, Trajectory) and second.id == "s2"
     assert _steps(second) == [("deposit", DEPOSIT, "no such account", 400)]
+
+
+def test_vertex_request_response_logging_rows(tmp_path: Path) -> None:
+    call = {"functionCall": {"name": "deposit", "args": DEPOSIT}}
+    answer = {"functionResponse": {"name": "deposit", "response": {"balance": 5}}}
+    user = {"role": "user", "parts": [{"text": "put 5"}]}
+    rows = [
+        {  # generateContent: the request holds the call and its answer, the response the reply
+            "logging_time": "2026-11-25T10:00:00Z",
+            "request_id": "7213",
+            "api_method": "generateContent",
+            "full_request": {
+                "contents": [user, {"role": "model", "parts": [call]}, {"role": "user", "parts": [answer]}]
+            },
+            "full_response": {"candidates": [{"content": {"role": "model", "parts": [{"text": "Done."}]}}]},
+        },
+        {  # streamGenerateContent, exported with the request as JSON text and the chunks as a list
+            "request_id": 7214,
+            "api_method": "streamGenerateContent",
+            "full_request": json.dumps({"contents": [user]}),
+            "full_response": [
+                {"candidates": [{"content": {"role": "model", "parts": [call]}}], "responseId": "x"},
+                {
+                    "candidates": [
+                        {"content": {"role": "model", "parts": [{"text": ""}]}, "finishReason": "STOP"}
+                    ],
+                    "responseId": "x",
+                },
+            ],
+        },
+    ]
+    one, two = read("auto", _jsonl(tmp_path, "vertex.jsonl", rows))
+    assert (
+        isinstance(one, Trajectory)
+        and one.id == "7213"
+        and _steps(one) == [("deposit", DEPOSIT, {"balance": 5}, None)]
+    )
+    assert (
+        isinstance(two, Trajectory) and two.id == "7214" and _steps(two) == [("deposit", DEPOSIT, "-", None)]
+    )
