@@ -35,6 +35,7 @@ INPUT_FORMATS = (
     "gemini",
     "bedrock",
     "cohere",
+    "mistral",
     "mcp",
     "bfcl",
 )

@@ -281,6 +281,7 @@ def test_unknown_format_is_a_usage_error() -> None:
         "gemini",
         "bedrock",
         "cohere",
+        "mistral",
         "mcp",
         "bfcl",
     }

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from envfactory.contracts.errors import TrajectoryError
-from envfactory.importers import read
+from envfactory.importers import BROKEN_ARGUMENTS, read
 from envfactory.trajectory import Trajectory
 
 DEPOSIT = {"account": "AA01", "amount": 5}
@@ -852,3 +852,45 @@ def test_vertex_request_response_logging_rows(tmp_path: Path) -> None:
     assert (
         isinstance(two, Trajectory) and two.id == "7214" and _steps(two) == [("deposit", DEPOSIT, "-", None)]
     )
+
+
+def test_mistral_conversations_history_response_and_request(tmp_path: Path) -> None:
+    def call(cid: str, arguments: Any) -> dict[str, Any]:
+        return {
+            "object": "entry",
+            "type": "function.call",
+            "tool_call_id": cid,
+            "name": "deposit",
+            "arguments": arguments,
+        }
+
+    def result(cid: str, text: str) -> dict[str, Any]:
+        return {"object": "entry", "type": "function.result", "tool_call_id": cid, "result": text}
+
+    user = {"object": "entry", "type": "message.input", "role": "user", "content": "put 5 twice"}
+    history = {
+        "object": "conversation.history",
+        "conversation_id": "conv_1",
+        "entries": [
+            user,
+            call("c1", json.dumps(DEPOSIT)),
+            call("c2", DEPOSIT),
+            result("c2", '{"balance": 10}'),
+            result("c1", '{"balance": 5}'),
+        ],
+    }
+    response = {
+        "object": "conversation.response",
+        "conversation_id": "conv_2",
+        "outputs": [call("c3", '{"account": "AA01", "amo')],
+    }
+    request = {"inputs": [result("c9", "ok")], "stream": False}  # answers a call of an earlier response
+    one, two, three = read("auto", _jsonl(tmp_path, "mistral.jsonl", [history, response, request]))
+    assert isinstance(one, Trajectory) and one.id == "conv_1" and one.meta["source"] == "mistral"
+    assert _steps(one) == [
+        ("deposit", DEPOSIT, {"balance": 5}, None),
+        ("deposit", DEPOSIT, {"balance": 10}, None),
+    ]
+    assert isinstance(two, Trajectory) and two.id == "conv_2" and two.steps[0].meta is not None
+    assert "invalid JSON" in two.steps[0].meta[BROKEN_ARGUMENTS]
+    assert isinstance(three, Trajectory) and not three.steps and three.meta["unmatched_results"] == ["c9"]
