@@ -24,6 +24,11 @@ JSON event a line, or the raw server-sent-events text (``event: ...`` / ``data: 
   ``stream-end`` carries, else the calls of ``tool-calls-generation`` or of the
   ``tool-calls-chunk`` fragments (a stream cut short).
 
+OpenAI Realtime API sessions (client and server events, each with an ``event_id``) become the
+list of their ``function_call`` and ``function_call_output`` items (from ``conversation.item.*``
+events, ``response.output_item.done`` and ``response.done``, each call once), which the
+``openai-responses`` importer reads; ``session.created`` starts the next session.
+
 MCP sessions logged a JSON-RPC message a line are grouped the same way, into one list; so are
 the messages of a Claude Agent SDK session (``{"type": "user" | "assistant", "message": {...},
 "session_id"}``, with its ``system`` and ``result`` lines) and of a Claude Code transcript
@@ -88,6 +93,16 @@ _COHERE_V1_EVENTS = frozenset(
         "stream-end",
     }
 )
+_REALTIME_PREFIXES = (
+    "session.",
+    "conversation.",
+    "response.",
+    "input_audio_buffer.",
+    "output_audio_buffer.",
+    "rate_limits.",
+    "transcription_session.",
+    "error",
+)
 _SSE_FIELDS = (b"event:", b"id:", b"retry:", b":")
 
 
@@ -137,7 +152,8 @@ def _agent_session(data: dict[str, Any]) -> Any:
 def family(data: Any) -> str | None:
     """Which stream an event belongs to (``chat``, ``anthropic``, ``responses``, ``bedrock``,
     ``gemini``, ``cohere``, ``cohere-v1``; ``mcp`` for the JSON-RPC messages of one session,
-    ``agent`` for the messages of a Claude agent session), or None."""
+    ``agent`` for the messages of a Claude agent session, ``realtime`` for an OpenAI Realtime
+    session's events), or None."""
     if not isinstance(data, dict):
         return None
     if is_message(data):
@@ -161,6 +177,8 @@ def family(data: Any) -> str | None:
         return None
     if kind in _ANTHROPIC_EVENTS:
         return "anthropic"
+    if "event_id" in data and kind.startswith(_REALTIME_PREFIXES):
+        return "realtime"
     if kind.startswith("response."):
         return "responses"
     if kind in _COHERE_EVENTS:
@@ -567,6 +585,59 @@ class _AgentSession(_Stream):
         return [{"id": name, "messages": messages} for name, messages in self.threads.items()]
 
 
+class _RealtimeSession(_Stream):
+    """The events of one OpenAI Realtime session: its function calls and their outputs."""
+
+    kind = "realtime"
+    _ITEMS = ("function_call", "function_call_output")
+
+    def __init__(self, location: Location) -> None:
+        super().__init__(location)
+        self.session: dict[str, Any] = {}
+        self.items: dict[tuple[str, str], dict[str, Any]] = {}
+        self.arguments: dict[str, str] = {}
+
+    def starts_anew(self, record: Record | TrajectoryError) -> bool:
+        if isinstance(record, TrajectoryError):
+            return False
+        return bool(self.items) and record[1].get("type") == "session.created"
+
+    def add(self, event: dict[str, Any]) -> None:
+        kind, call = event.get("type"), event.get("call_id")
+        session = event.get("session")
+        if kind == "session.created" and isinstance(session, dict) and isinstance(session.get("id"), str):
+            self.session["id"] = session["id"]
+        if isinstance(call, str) and kind == "response.function_call_arguments.delta":
+            delta = event.get("delta")
+            self.arguments[call] = self.arguments.get(call, "") + (delta if isinstance(delta, str) else "")
+        elif isinstance(call, str) and kind == "response.function_call_arguments.done":
+            done = event.get("arguments")
+            self.arguments[call] = done if isinstance(done, str) else self.arguments.get(call, "")
+        response = event.get("response")
+        found = [event.get("item")]
+        if isinstance(response, dict) and isinstance(response.get("output"), list):
+            found += response["output"]
+        for item in found:
+            if (
+                isinstance(item, dict)
+                and item.get("type") in self._ITEMS
+                and isinstance(item.get("call_id"), str)
+            ):
+                key = (item["type"], item["call_id"])
+                self.items[key] = {**self.items.get(key, {}), **item}  # the later, completed copy wins
+
+    def value(self) -> Any:
+        if not self.items:
+            return None
+        items = []
+        for item in self.items.values():
+            streamed = self.arguments.get(item["call_id"])
+            if item["type"] == "function_call" and not item.get("arguments") and streamed:
+                item = {**item, "arguments": streamed}  # a call cut short keeps the fragments it streamed
+            items.append(item)
+        return {**self.session, "input": items}
+
+
 class _Session(_Stream):
     """The JSON-RPC messages of one MCP session, a message a line; ``initialize`` starts the next."""
 
@@ -596,6 +667,7 @@ _STREAMS: dict[str, type[_Stream]] = {
     "cohere": _CohereStream,
     "cohere-v1": _CohereV1Stream,
     "agent": _AgentSession,
+    "realtime": _RealtimeSession,
 }
 
 
