@@ -36,6 +36,7 @@ INPUT_FORMATS = (
     "bedrock",
     "cohere",
     "mistral",
+    "langchain",
     "mcp",
     "bfcl",
 )

@@ -1,5 +1,5 @@
 """Agent logs to trajectories (OpenAI chat and Responses, Anthropic, Gemini, Bedrock, Cohere v1,
-Mistral Conversations, MCP, BFCL): one module per log format, ``sniff`` to tell them apart, and
+Mistral Conversations, LangChain, MCP, BFCL): one module per log format, ``sniff`` to tell them apart, and
 ``read(format, path, **opts)`` (used by ``envfactory import`` and ``verify --input-format``) to
 read a file in any of them.
 
@@ -30,6 +30,7 @@ from envfactory.importers.bfcl import (
 )
 from envfactory.importers.cohere import import_cohere
 from envfactory.importers.gemini import import_gemini
+from envfactory.importers.langchain import import_langchain
 from envfactory.importers.mcp import import_mcp
 from envfactory.importers.mistral import import_mistral
 from envfactory.importers.openai_chat import import_openai_chat
@@ -54,6 +55,7 @@ IMPORTERS: dict[str, Importer] = {
     "bedrock": import_bedrock,
     "cohere": import_cohere,
     "mistral": import_mistral,
+    "langchain": import_langchain,
     "mcp": import_mcp,
     "bfcl": import_bfcl,
 }
@@ -200,6 +202,7 @@ __all__ = [
     "import_cohere",
     "import_file",
     "import_gemini",
+    "import_langchain",
     "import_mcp",
     "import_mistral",
     "import_openai_chat",

@@ -4,7 +4,8 @@ The formats differ in how they spell a tool call: native ``steps``, BFCL ``groun
 chat ``tool_calls`` / ``role: tool``, Responses ``function_call`` items, Anthropic ``tool_use`` /
 ``tool_result`` blocks, Gemini ``functionCall`` / ``functionResponse`` parts, Bedrock ``toolUse``
 / ``toolResult`` blocks, Cohere v1 ``CHATBOT`` turns' ``tool_calls`` and ``tool_results``, Mistral
-Conversations ``function.call`` / ``function.result`` entries, MCP JSON-RPC ``tools/call`` messages. A conversation with no tool call at all is plain chat, which every chat
+Conversations ``function.call`` / ``function.result`` entries, LangChain ``AIMessage``
+``tool_calls`` and ``ToolMessage`` answers, MCP JSON-RPC ``tools/call`` messages. A conversation with no tool call at all is plain chat, which every chat
 importer reads the same way (as zero steps): it is reported as ``openai-chat``.
 """
 
@@ -18,6 +19,8 @@ from envfactory.importers.bedrock import BLOCK_KEYS, response_message
 from envfactory.importers.cohere import is_record as is_cohere_record
 from envfactory.importers.cohere import is_turn as is_cohere_turn
 from envfactory.importers.gemini import CALL_KEYS, RESPONSE_KEYS
+from envfactory.importers.langchain import calls_tools as langchain_calls_tools
+from envfactory.importers.langchain import message_fields as langchain_message
 from envfactory.importers.mistral import is_entry as is_mistral_entry
 from envfactory.importers.mistral import is_record as is_mistral_record
 from envfactory.importers.openai_chat import RUN_STEP, run_steps, stored_messages
@@ -33,6 +36,7 @@ FORMATS = (
     "bedrock",
     "cohere",
     "mistral",
+    "langchain",
     "mcp",
     "bfcl",
 )
@@ -129,7 +133,7 @@ def _sniff_object(data: dict[str, Any]) -> str | None:
         return _sniff_items([message])  # a chat response with one message (Ollama, Cohere v2)
     if "type" not in data and any(isinstance(data.get(k), list) for k in ("input", "output", "data")):
         return "openai-responses"
-    if _kind(data) in _RESPONSES_ITEMS or "role" in data:
+    if _kind(data) in _RESPONSES_ITEMS or "role" in data or langchain_message(data) is not None:
         return _sniff_items([data])
     return None
 
@@ -141,6 +145,8 @@ def _sniff_items(items: list[dict[str, Any]]) -> str:
             return "cohere"
         if is_mistral_entry(item) and item["type"].startswith("function."):
             return "mistral"
+        if langchain_calls_tools(item):
+            return "langchain"
         if _kind(item) in _RESPONSES_ITEMS:
             return "openai-responses"
         if "tool_calls" in item or "function_call" in item or item.get("role") in ("tool", "function"):

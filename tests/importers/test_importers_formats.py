@@ -282,6 +282,7 @@ def test_unknown_format_is_a_usage_error() -> None:
         "bedrock",
         "cohere",
         "mistral",
+        "langchain",
         "mcp",
         "bfcl",
     }

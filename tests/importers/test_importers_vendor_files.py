@@ -894,3 +894,72 @@ def test_mistral_conversations_history_response_and_request(tmp_path: Path) -> N
     assert isinstance(two, Trajectory) and two.id == "conv_2" and two.steps[0].meta is not None
     assert "invalid JSON" in two.steps[0].meta[BROKEN_ARGUMENTS]
     assert isinstance(three, Trajectory) and not three.steps and three.meta["unmatched_results"] == ["c9"]
+
+
+def test_langchain_messages_in_each_serialization(tmp_path: Path) -> None:
+    ai = {
+        "content": "",
+        "tool_calls": [{"name": "deposit", "args": DEPOSIT, "id": "call_1", "type": "tool_call"}],
+        "invalid_tool_calls": [
+            {
+                "name": None,
+                "args": '{"account": "AA',
+                "id": "call_2",
+                "error": "bad JSON",
+                "type": "invalid_tool_call",
+            }
+        ],
+    }
+    tool = {"content": '{"balance": 5}', "tool_call_id": "call_1", "name": "deposit", "status": "success"}
+    failed = {"content": "no such account", "tool_call_id": "call_2", "status": "error"}
+    as_dicts = [  # messages_to_dict
+        {"type": "human", "data": {"content": "go", "type": "human"}},
+        {"type": "ai", "data": {**ai, "type": "ai"}},
+        {"type": "tool", "data": {**tool, "type": "tool"}},
+        {"type": "tool", "data": {**failed, "type": "tool"}},
+    ]
+    dumped = {  # dumpd, as LangSmith and LangGraph checkpoints keep them, in a state's messages
+        "messages": [
+            {
+                "lc": 1,
+                "type": "constructor",
+                "id": ["langchain", "schema", "messages", "HumanMessage"],
+                "kwargs": {"content": "go"},
+            },
+            {
+                "lc": 1,
+                "type": "constructor",
+                "id": ["langchain", "schema", "messages", "AIMessage"],
+                "kwargs": ai,
+            },
+            {
+                "lc": 1,
+                "type": "constructor",
+                "id": ["langchain", "schema", "messages", "ToolMessage"],
+                "kwargs": tool,
+            },
+            {
+                "lc": 1,
+                "type": "constructor",
+                "id": ["langchain", "schema", "messages", "ToolMessage"],
+                "kwargs": failed,
+            },
+        ]
+    }
+    model_dump = [
+        {"type": "human", "content": "go"},
+        {**ai, "type": "ai"},
+        {**tool, "type": "tool"},
+        {**failed, "type": "tool"},
+    ]
+    for got in read("auto", _jsonl(tmp_path, "langchain.jsonl", [as_dicts, dumped, model_dump])):
+        assert isinstance(got, Trajectory) and got.meta["source"] == "langchain"
+        first, second = got.steps
+        assert (first.tool, first.input, first.output, first.status) == (
+            "deposit",
+            DEPOSIT,
+            {"balance": 5},
+            None,
+        )
+        assert (second.tool, second.output, second.status) == ("<unnamed>", "no such account", 400)
+        assert second.meta is not None and "invalid JSON" in second.meta[BROKEN_ARGUMENTS]
