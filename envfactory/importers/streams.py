@@ -141,7 +141,8 @@ _AGENT_LINES = frozenset({"user", "assistant", "system", "result", "summary"})
 
 def _agent_session(data: dict[str, Any]) -> Any:
     """The session id of a Claude Agent SDK message or Claude Code transcript line, else None."""
-    if data.get("type") not in _AGENT_LINES:
+    kind = data.get("type")
+    if not isinstance(kind, str) or kind not in _AGENT_LINES:
         return None
     sid = data.get("session_id", data.get("sessionId"))
     if isinstance(sid, str) and sid:
@@ -168,7 +169,8 @@ def family(data: Any) -> str | None:
         return "gemini"
     if data.get("object") == "chat.completion.chunk":
         return "chat"
-    if data.get("event_type") in _COHERE_V1_EVENTS:
+    event = data.get("event_type")
+    if isinstance(event, str) and event in _COHERE_V1_EVENTS:
         return "cohere-v1"
     if _agent_session(data) is not None:
         return "agent"
