@@ -49,8 +49,7 @@ from envfactory.trajectory import dumps_trajectory
     "possible_answer/ file.",
 )
 def command(fmt: str, file: str, out: str, functions: tuple[str, ...], questions: str | None) -> int:
-    """Import agent logs (OpenAI chat or Responses, Anthropic Messages, Gemini, Bedrock Converse, Cohere,
-    Mistral Conversations, LangChain messages, MCP sessions, BFCL ground truth) as trajectories.
+    """Import agent logs (OpenAI, Anthropic, Gemini, Bedrock, Cohere, Mistral, LangChain, MCP, BFCL) as trajectories.
 
     FORMAT is one of auto, native, openai-chat, openai-responses, anthropic, gemini, bedrock, cohere, mistral,
     langchain, mcp, bfcl.
