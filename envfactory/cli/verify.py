@@ -34,6 +34,8 @@ INPUT_FORMATS = (
     "anthropic",
     "gemini",
     "bedrock",
+    "cohere",
+    "mistral",
     "mcp",
     "bfcl",
 )

@@ -1,4 +1,5 @@
-"""Agent logs to trajectories (OpenAI chat and Responses, Anthropic, Gemini, Bedrock, MCP, BFCL): one module per log format, ``sniff`` to tell them apart, and
+"""Agent logs to trajectories (OpenAI chat and Responses, Anthropic, Gemini, Bedrock, Cohere v1,
+Mistral Conversations, MCP, BFCL): one module per log format, ``sniff`` to tell them apart, and
 ``read(format, path, **opts)`` (used by ``envfactory import`` and ``verify --input-format``) to
 read a file in any of them.
 
@@ -27,8 +28,10 @@ from envfactory.importers.bfcl import (
     parse_call,
     questions_beside,
 )
+from envfactory.importers.cohere import import_cohere
 from envfactory.importers.gemini import import_gemini
 from envfactory.importers.mcp import import_mcp
+from envfactory.importers.mistral import import_mistral
 from envfactory.importers.openai_chat import import_openai_chat
 from envfactory.importers.openai_responses import import_openai_responses
 from envfactory.importers.sniff import sniff
@@ -49,6 +52,8 @@ IMPORTERS: dict[str, Importer] = {
     "anthropic": import_anthropic,
     "gemini": import_gemini,
     "bedrock": import_bedrock,
+    "cohere": import_cohere,
+    "mistral": import_mistral,
     "mcp": import_mcp,
     "bfcl": import_bfcl,
 }
@@ -192,9 +197,11 @@ __all__ = [
     "import_anthropic",
     "import_bedrock",
     "import_bfcl",
+    "import_cohere",
     "import_file",
     "import_gemini",
     "import_mcp",
+    "import_mistral",
     "import_openai_chat",
     "import_openai_responses",
     "load_bfcl_function_docs",

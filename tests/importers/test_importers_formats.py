@@ -280,6 +280,8 @@ def test_unknown_format_is_a_usage_error() -> None:
         "anthropic",
         "gemini",
         "bedrock",
+        "cohere",
+        "mistral",
         "mcp",
         "bfcl",
     }
