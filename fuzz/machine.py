@@ -167,8 +167,8 @@ class Case:
         self.dropped: dict[str, list[Any]] = {}
         """Keys each collection lost in this case, most recently deleted last."""
         self.history: dict[tuple[str, Any], int] = {}
-        """Per (collection, key): accepted calls that changed its record since it was made (kept
-        after its deletion). A record with a history is what a "made again" bug remembers: an
+        """Per (collection, key) of a collection keys are deleted from (``Session.deleted``):
+        accepted calls that changed its record since it was made (kept after its deletion). A record with a history is what a "made again" bug remembers: an
         account closed after a deposit and a withdrawal, a course removed after two drops."""
         self.probes = 0
         self.accepted: list[Call] = []
@@ -519,7 +519,7 @@ class Case:
                     self._remember(name, post.get(name))
                     before = state.get(name)
                     after = post.get(name)
-                    if after is not before:
+                    if after is not before and name in session.deleted:
                         self._records(op.name, name, before or {}, after or {})
                     if before and len(after or ()) < len(before):
                         self.dropped.setdefault(name, []).extend(k for k in before if k not in (after or ()))

@@ -223,6 +223,8 @@ class Session:
         self.writes = {
             name: tuple(sorted(op.writes & self.collections)) for name, op in closed.operations.items()
         }
+        self.deleted = frozenset().union(*(Steer.of(op, closed).deletes for op in closed.operations.values()))
+        """Collections some operation deletes a named key from: the ones a key is made again in."""
         self.target = target
         self.mode = mode
         # a Python method takes keyword arguments: an input that is not an object never gets there
