@@ -8,6 +8,12 @@ implementation of each set, and prints per bug the runs that found it, the CPU s
 process used, the CPU seconds to the first finding (the run's wall seconds to it, scaled by the
 share of a core the process had), and the shrunk trace lengths against the minimal length.
 
+``--bfcl`` fuzzes BFCL's eight executable API classes instead, as a user would (``envfactory fuzz
+<function doc> --target python:bench/bfcl_edge_harness.py:<class> --only crash --time-budget 20``:
+a plain factory, a fresh instance with the default scenario), and prints per class the methods
+found crashing against those the independent harness (``bfcl_edge_harness.py``) shows; with
+``--cpu-clock`` the run's clock counts the CPU time of its isolated target worker too.
+
 ``--cpu-clock`` makes the budget CPU seconds instead of wall seconds (the run's clock is its own
 process time), so that two versions can be compared on a machine whose load changes: a 20 s
 budget then means what it means on an idle machine. Results are written as JSON Lines with
@@ -41,16 +47,39 @@ CHILD = (
     "        seconds += usage.ru_utime + usage.ru_stime\n"
     "    sys.stderr.write(f'\\ncpu-seconds {seconds}\\n')\n"
     "atexit.register(cpu)\n"
-    "if sys.argv[1] == 'cpu-clock':\n"
+    "def workers():\n"
+    "    import multiprocessing, os\n"
+    "    tick = os.sysconf('SC_CLK_TCK')\n"
+    "    usage = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+    "    seconds = usage.ru_utime + usage.ru_stime\n"
+    "    for child in multiprocessing.active_children():\n"
+    "        try:\n"
+    "            with open(f'/proc/{child.pid}/stat') as fh:\n"
+    "                fields = fh.read().rsplit(')', 1)[1].split()\n"
+    "            seconds += (int(fields[11]) + int(fields[12])) / tick\n"
+    "        except (OSError, ValueError, IndexError):\n"
+    "            pass\n"
+    "    return seconds\n"
+    "cache = [-1.0, 0.0]\n"
+    "def with_workers():\n"
+    "    now = time.perf_counter()\n"
+    "    if now - cache[0] > 0.05:\n"
+    "        cache[0], cache[1] = now, workers()\n"
+    "    return time.process_time() + cache[1]\n"
+    "if sys.argv[1] != 'wall-clock':\n"
     "    import envfactory.fuzz.runner as runner, envfactory.fuzz.shrink as shrink\n"
-    "    clock = types.SimpleNamespace(**{**vars(time), 'monotonic': time.process_time})\n"
+    "    tick = with_workers if sys.argv[1] == 'cpu-clock+workers' else time.process_time\n"
+    "    clock = types.SimpleNamespace(**{**vars(time), 'monotonic': tick})\n"
     "    runner.time = shrink.time = clock\n"
     "from envfactory.cli import main\n"
     "sys.argv[0:2] = ['envfactory']\n"
     "main()\n"
 )
-"""The child: the CLI (with the fuzz runner's clock set to the process's CPU time where asked),
-reporting the CPU seconds of the whole process and its workers on its last line of stderr."""
+"""The child: the CLI (with the fuzz runner's clock set to the process's CPU time where asked, and
+to that of the process and its worker processes with ``cpu-clock+workers``: a ``python:`` target
+isolated in a worker answers each call while the fuzzer waits, so on an idle machine the run's
+wall time is the CPU time of both), reporting the CPU seconds of the whole process and its
+workers on its last line of stderr."""
 
 
 def run_one(
@@ -59,7 +88,23 @@ def run_one(
     spec = f"python:{IMPLS / impl}:{cls}"
     args = ["fuzz", str(IMPLS / contract), "--target", spec]
     args += ["--time-budget", f"{budget:g}", "--seed", str(seed), "--format", "json"]
-    command = [sys.executable, "-c", CHILD, "cpu-clock" if cpu_clock else "wall-clock", *args]
+    row, doc = run_cli(args, "cpu-clock" if cpu_clock else "wall-clock", site)
+    row.update(cls=cls, seed=seed)
+    if doc is None:
+        return row
+    row.update(_summary(doc))
+    cpu = row["cpu"]
+    if row["first"] is not None and cpu is not None:
+        # CPU seconds to the first finding: the run's own clock, scaled by the share of a core
+        # it had (under --cpu-clock that clock is CPU time already)
+        row["first_cpu"] = round(row["first"] * (1.0 if cpu_clock else cpu / row["wall"]), 2)
+    return row
+
+
+def run_cli(args: list[str], clock: str, site: str | None) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """One ``envfactory`` process (``CHILD``) with ``args``: its wall and CPU seconds, and its
+    JSON output (None, with the error's tail in the row, if it printed none)."""
+    command = [sys.executable, "-c", CHILD, clock, *args]
     started = time.monotonic()
     # run from a folder holding no package: ``-c`` and ``-m`` put the working folder first on the
     # path, and the checkout's own ``envfactory/`` would shadow the one ``site`` points at
@@ -70,17 +115,61 @@ def run_one(
     wall = time.monotonic() - started
     last = err.decode().strip().splitlines()[-1:] or [""]
     cpu = float(last[0].split()[1]) if last[0].startswith("cpu-seconds ") else None
-    row: dict[str, Any] = {"cls": cls, "seed": seed, "wall": round(wall, 2), "cpu": cpu}
+    row: dict[str, Any] = {"wall": round(wall, 2), "cpu": cpu}
     try:
-        doc = json.loads(out)
+        return row, json.loads(out)
     except ValueError:
-        return {**row, "error": err.decode()[-400:]}
-    row.update(_summary(doc))
-    if row["first"] is not None and cpu is not None:
-        # CPU seconds to the first finding: the run's own clock, scaled by the share of a core
-        # it had (under --cpu-clock that clock is CPU time already)
-        row["first_cpu"] = round(row["first"] * (1.0 if cpu_clock else cpu / wall), 2)
+        return {**row, "error": err.decode()[-400:]}, None
+
+
+CRASH_KINDS = ("crash", "hang", "resource")
+
+
+def run_bfcl(name: str, seed: int, budget: float, cpu_clock: bool, site: str | None = None) -> dict[str, Any]:
+    """One BFCL class fuzzed as a user would: its function doc as the contract, a plain factory
+    (a fresh instance with the default scenario: ``bfcl_edge_harness.py``) as the target, ``--only
+    crash``; the methods with a crash, hang or resource finding."""
+    from bfcl_edge_harness import func_doc_path
+
+    spec = f"python:{ROOT / 'bench' / 'bfcl_edge_harness.py'}:{name}"
+    args = ["fuzz", str(func_doc_path(name)), "--target", spec, "--only", "crash"]
+    args += ["--time-budget", f"{budget:g}", "--seed", str(seed), "--format", "json"]
+    row, doc = run_cli(args, "cpu-clock+workers" if cpu_clock else "wall-clock", site)
+    row.update(set="bfcl", cls=name, seed=seed, minimal=0)
+    if doc is None:
+        return row
+    found = [f for f in doc.get("findings") or [] if f.get("kind") in CRASH_KINDS]
+    row.update(
+        methods=sorted({f["operation"] for f in found}),
+        by_kind={k: sorted({f["operation"] for f in found if f["kind"] == k}) for k in CRASH_KINDS},
+        seconds=doc.get("seconds"),
+        calls=doc.get("calls"),
+        stopped=doc.get("stopped_by"),
+    )
     return row
+
+
+def report_bfcl(rows: list[dict[str, Any]], harness: dict[str, Any], budget: float) -> None:
+    """Per class: methods found crashing, of those the independent harness shows and beyond."""
+    shown_total = found_total = beyond_total = methods_total = 0
+    for row in rows:
+        shown = set(harness[row["cls"]]["crashing"])
+        every = harness[row["cls"]]["methods"]
+        got = set(row.get("methods") or ())
+        shown_total += len(shown)
+        found_total += len(shown & got)
+        beyond_total += len(got - shown)
+        methods_total += len(every)
+        print(
+            f"{row['cls']:20} seed {row['seed']}: {len(got):2} of {len(every):2} methods crash "
+            f"({len(shown & got)} of the harness's {len(shown)}; missed {sorted(shown - got)}; "
+            f"beyond {sorted(got - shown)}); run clock {row.get('seconds')} s for {budget:g} s, "
+            f"wall {row['wall']} s, cpu {row['cpu']} s{'; ERROR ' + row['error'][-120:] if 'error' in row else ''}"
+        )
+    print(
+        f"bfcl: crashes found in {found_total} of the {shown_total} methods the harness shows crashing "
+        f"({found_total + beyond_total} of {methods_total} methods in all, {beyond_total} beyond the harness)"
+    )
 
 
 def _summary(doc: dict[str, Any]) -> dict[str, Any]:
@@ -104,7 +193,9 @@ def main() -> None:
     parser.add_argument("--sets", default="ledger,hotel,depot,garage")
     parser.add_argument("--seeds", default="1,2,3")
     parser.add_argument("--budget", type=float, default=20.0)
-    parser.add_argument("--bugs", default=None, help="comma-separated bug classes (default: all of the sets)")
+    parser.add_argument(
+        "--bugs", default=None, help="comma-separated classes, planted or correct (default: all of the sets)"
+    )
     parser.add_argument("--no-correct", action="store_true", help="skip the correct implementations")
     parser.add_argument("--jobs", type=int, default=1, help="runs at a time")
     parser.add_argument("--cpu-clock", action="store_true", help="the budget in CPU seconds")
@@ -114,17 +205,31 @@ def main() -> None:
         help="a folder holding another version's envfactory package (as bench_fuzz.throughput_of builds it)",
     )
     parser.add_argument("-o", "--output", default=None, help="append each run as a JSON line")
+    parser.add_argument(
+        "--bfcl",
+        action="store_true",
+        help="fuzz BFCL's eight executable API classes (--only crash) instead of the planted bugs",
+    )
+    parser.add_argument(
+        "--harness",
+        default=None,
+        help="the independent harness's methods shown crashing (bfcl_edge_harness.py --json FILE); "
+        "run here if not given",
+    )
     parser.add_argument("--compare", nargs=2, metavar=("OLD", "NEW"), help="report two result files")
     args = parser.parse_args()
     if args.compare:
         compare(*args.compare)
         return
     seeds = [int(s) for s in args.seeds.split(",")]
+    if args.bfcl:
+        bfcl(args, seeds)
+        return
     wanted = set(args.bugs.split(",")) if args.bugs else None
     runs: list[tuple[str, str, int, int]] = []
     for name in args.sets.split(","):
         bugs = [(cls, minimal) for cls, minimal in DEEP[name] if wanted is None or cls in wanted]
-        if not args.no_correct and wanted is None:
+        if not args.no_correct and (wanted is None or CORRECT[name] in wanted):
             bugs.append((CORRECT[name], 0))
         runs += [(name, cls, minimal, seed) for cls, minimal in bugs for seed in seeds]
 
@@ -141,6 +246,25 @@ def main() -> None:
     with ThreadPoolExecutor(args.jobs) as pool:
         rows = list(pool.map(one, runs))
     report(rows)
+
+
+def bfcl(args: argparse.Namespace, seeds: list[int]) -> None:
+    """The BFCL mode: every class on every seed, then the comparison with the harness."""
+    from bfcl_edge_harness import CLASSES, harness
+
+    shown = json.loads(Path(args.harness).read_text()) if args.harness else harness(3.0)
+
+    def one(run: tuple[str, int]) -> dict[str, Any]:
+        row = run_bfcl(*run, args.budget, args.cpu_clock, args.site)
+        print(json.dumps(row), flush=True)
+        if args.output:
+            with open(args.output, "a") as fh:
+                fh.write(json.dumps(row) + "\n")
+        return row
+
+    with ThreadPoolExecutor(args.jobs) as pool:
+        rows = list(pool.map(one, [(name, seed) for seed in seeds for name in CLASSES]))
+    report_bfcl(rows, shown, args.budget)
 
 
 def compare(old: str, new: str) -> None:

@@ -62,10 +62,15 @@ EDGES: dict[str, list[Any]] = {
 }
 
 
-def func_docs(name: str) -> list[dict[str, Any]]:
+def func_doc_path(name: str) -> Path:
+    """The class's function doc (its tool list) in the installed ``bfcl_eval`` package."""
     import bfcl_eval
 
-    path = Path(bfcl_eval.__file__).parent / "data" / "multi_turn_func_doc" / f"{name}.json"
+    return Path(bfcl_eval.__file__).parent / "data" / "multi_turn_func_doc" / f"{name}.json"
+
+
+def func_docs(name: str) -> list[dict[str, Any]]:
+    path = func_doc_path(name)
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
@@ -112,6 +117,27 @@ def instance(cls_name: str) -> Any:
     if load is not None:
         load({})
     return obj
+
+
+def _plain(cls_name: str) -> Any:
+    """A plain factory (``python:bench/bfcl_edge_harness.py:<class>``): a fresh instance with the
+    default scenario, no time limit of its own, as a user would write one."""
+
+    def factory() -> Any:
+        return instance(cls_name)
+
+    factory.__name__ = cls_name
+    return factory
+
+
+gorilla_file_system = _plain("gorilla_file_system")
+math_api = _plain("math_api")
+message_api = _plain("message_api")
+posting_api = _plain("posting_api")
+ticket_api = _plain("ticket_api")
+trading_bot = _plain("trading_bot")
+travel_booking = _plain("travel_booking")
+vehicle_control = _plain("vehicle_control")
 
 
 def probe_method(

@@ -26,6 +26,9 @@ LONGEST = 64
 EXACT = 16
 """Integers up to this magnitude are features as they are; larger ones by their bit length."""
 
+REMADE_HISTORY = 4
+"""Changes of a deleted record past which a key made again under its name is no new feature."""
+
 Call = tuple[str, Any]
 """An accepted call: the operation and its input."""
 Feature = tuple[Any, ...]
@@ -88,6 +91,15 @@ class Corpus:
         for name in names:
             seen.update(features(name, state.get(name)))
         return len(seen) > before
+
+    def remade(self, collection: str, history: int) -> bool:
+        """Record that a key of ``collection`` was made again after a deletion, its old record
+        changed ``history`` times before; whether that (bucketed) was new."""
+        feature = ("remade", collection, min(history, REMADE_HISTORY))
+        if feature in self.seen:
+            return False
+        self.seen.add(feature)
+        return True
 
     def add(self, calls: list[Call]) -> None:
         if len(self.entries) < LIMIT and 0 < len(calls) <= LONGEST:

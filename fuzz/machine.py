@@ -34,7 +34,7 @@ from envfactory.fuzz import inputs, oracle
 from envfactory.fuzz.corpus import Call
 from envfactory.fuzz.draws import Source
 from envfactory.fuzz.findings import Finding, crash_cause, error_for
-from envfactory.fuzz.steering import Steer
+from envfactory.fuzz.steering import MADE_AGAIN, Steer
 from envfactory.trajectory import Step
 
 if TYPE_CHECKING:
@@ -71,6 +71,8 @@ collection was last called with, most of the time, so that one resource gets the
 operations (a third unlock, a fifth move, a fourth order) that a uniform choice spreads thin."""
 FOCUS_KEEP = 4
 """In a focused case, the last key is taken ``FOCUS_KEEP - 1`` times in ``FOCUS_KEEP``."""
+HISTORY_ODDS = 2
+"""A delete takes the live key with the longest history one time in this many."""
 STEP_LABEL = 0x5EED_F022
 SLOW_CALL = 0.2
 """Seconds (CPU seconds for a target in this process: ``Session.call_clock``) past which a call that failed (an error, a crash, a hang: none changes the target's
@@ -136,6 +138,7 @@ class Case:
         "accepted",
         "dropped",
         "focus",
+        "history",
         "known",
         "last",
         "off",
@@ -163,6 +166,10 @@ class Case:
         self.pool: list[Any] = []
         self.dropped: dict[str, list[Any]] = {}
         """Keys each collection lost in this case, most recently deleted last."""
+        self.history: dict[tuple[str, Any], int] = {}
+        """Per (collection, key) of a collection keys are deleted from (``Session.deleted``):
+        accepted calls that changed its record since it was made (kept after its deletion). A record with a history is what a "made again" bug remembers: an
+        account closed after a deposit and a withdrawal, a course removed after two drops."""
         self.probes = 0
         self.accepted: list[Call] = []
         self.off: frozenset[str] = frozenset()
@@ -362,6 +369,13 @@ class Case:
                 value[field] = self.last[collection]  # the key last called with
                 chosen.append(value[field])
                 continue
+            if free and collection in plan.steer.deletes and not breaking and src.index(HISTORY_ODDS) == 1:
+                # a delete takes the key with the longest history (one made, used and then
+                # deleted is where a resource made again under its name can remember too much)
+                history = self.history
+                value[field] = max(reversed(free), key=lambda k: history.get((collection, k), 0))
+                chosen.append(value[field])
+                continue
             # one draw: six chances in eight a live key (counted from the newest), else a key
             # that is gone, else the drawn value
             how = src.index(6 * len(free) + 2)
@@ -504,9 +518,11 @@ class Case:
                 for name in session.writes[op.name]:
                     self._remember(name, post.get(name))
                     before = state.get(name)
-                    if before and len(post.get(name) or ()) < len(before):
-                        after = post.get(name) or ()
-                        self.dropped.setdefault(name, []).extend(k for k in before if k not in after)
+                    after = post.get(name)
+                    if after is not before and name in session.deleted:
+                        self._records(op.name, name, before or {}, after or {})
+                    if before and len(after or ()) < len(before):
+                        self.dropped.setdefault(name, []).extend(k for k in before if k not in (after or ()))
                 self._remember_values(value, response.output)
                 return
         else:
@@ -534,6 +550,27 @@ class Case:
         if not self.replaying:  # a replay reports to the shrinker alone
             session.found(finding)
         raise error_for(finding)
+
+    def _records(self, op: str, name: str, before: Any, after: Any) -> None:
+        """Count the records of collection ``name`` a call changed (``history``); a key made
+        again under the name of a deleted one with a history is a state feature of its own
+        (``Corpus.remade``), so the case that built it is kept for later cases to go on from, and
+        a clause outcome (``steering.MADE_AGAIN``) the summary counts."""
+        history = self.history
+        for key, record in after.items():
+            old = before.get(key)
+            if old is record:
+                continue
+            if old is None:
+                corpus = self.session.corpus
+                made_again = key in self.dropped.get(name, ())
+                if made_again:
+                    self.session.outcomes.add(f"{op}: {MADE_AGAIN}")
+                if made_again and corpus.remade(name, history.get((name, key), 0)) and not self.replaying:
+                    corpus.add(self.accepted)
+                history[(name, key)] = 0
+            else:
+                history[(name, key)] = history.get((name, key), 0) + 1
 
     def _memo_key(self, name: str, value: Any) -> str:
         """The calls of the case so far and this one, as text (exact: integers of any size)."""

@@ -23,6 +23,7 @@ import z3
 from envfactory.contracts.errors import SolverError
 from envfactory.contracts.model import Contract
 from envfactory.solver.bmc import Unrolling
+from envfactory.solver.effort import Effort
 
 MAX_DEPTH = 24
 """Longest prefix planned (its last call included)."""
@@ -91,8 +92,10 @@ def plan(
     open_goals = [g for g in goals if g[0] in contract.operations]
     found: list[Prefix] = []
     try:
-        unrolling = Unrolling(contract, slots=slots_needed(contract, max_depth), timeout=HANG)
-        budget = _Effort(unrolling, effort)
+        # every check is charged what Z3 counted, no minimum: the same plans as before the one
+        # ``Effort`` of the solver layer served here too
+        budget = Effort(effort, timeout=HANG, least=0)
+        unrolling = Unrolling(contract, slots=slots_needed(contract, max_depth), timeout=HANG, effort=budget)
         tr = unrolling.transition
         unrolling.add(tr.invariants(unrolling.states[0]))
         for depth in range(max_depth + 1):
@@ -104,7 +107,7 @@ def plan(
                     unrolling.add(tr.invariants(unrolling.extend()))
                 for goal in [g for g in open_goals if (g[1] is None) == accepted]:
                     try:
-                        prefix = _plan_one(budget, goal, depth)
+                        prefix = _plan_one(unrolling, goal, depth)
                     except _GaveUp:
                         return found  # the solver ran out of time
                     if prefix is None:
@@ -124,36 +127,22 @@ class _GaveUp(Exception):
     """The solver answered ``unknown`` (its effort is spent)."""
 
 
-class _Effort:
-    """Checks on one unrolling, under one budget of Z3 resource units shared by all of them."""
-
-    def __init__(self, unrolling: Unrolling, units: int) -> None:
-        self.unrolling = unrolling
-        self.limit = self.spent() + units
-
-    def spent(self) -> int:
-        try:
-            return int(self.unrolling.solver.statistics().get_key_value("rlimit count"))
-        except z3.Z3Exception:  # no check has run yet
-            return 0
-
-    def check(self, *assumptions: z3.BoolRef) -> z3.CheckSatResult:
-        left = self.limit - self.spent()
-        if left <= 0:
-            raise _GaveUp
-        self.unrolling.solver.set("rlimit", left)  # per check: what is left of the budget
-        result = self.unrolling.check(*assumptions)
-        if result == z3.unknown:
-            raise _GaveUp
-        return result
+def _check(unrolling: Unrolling, *assumptions: z3.BoolRef) -> z3.CheckSatResult:
+    """``unrolling.check`` within the effort left; raises ``_GaveUp`` once it is spent."""
+    assert unrolling.effort is not None
+    if unrolling.effort.spent:
+        raise _GaveUp
+    result = unrolling.check(*assumptions)
+    if result == z3.unknown:
+        raise _GaveUp
+    return result
 
 
-def _plan_one(budget: _Effort, goal: Goal, depth: int) -> Prefix | None:
+def _plan_one(unrolling: Unrolling, goal: Goal, depth: int) -> Prefix | None:
     """The least prefix that meets ``goal`` at the unrolling's last state (a refusal) or with its
     last call (an acceptance); None if there is none at this depth (raises ``_GaveUp`` if the
     solver cannot say)."""
     name, failing = goal
-    unrolling = budget.unrolling
     if name in unrolling.skipped:
         return None
     tr = unrolling.transition
@@ -168,20 +157,19 @@ def _plan_one(budget: _Effort, goal: Goal, depth: int) -> Prefix | None:
             wanted = z3.And(io.constraints, *held, z3.Not(tr.clause(op.requires[failing], last, io)))
         except SolverError:
             return None  # a clause outside the symbolic fragment
-    if budget.check(wanted) != z3.sat:
+    if _check(unrolling, wanted) != z3.sat:
         return None
-    prefix = _least(budget, wanted)
+    prefix = _least(unrolling, wanted)
     return prefix if failing is None else (*prefix, name)
 
 
-def _least(budget: _Effort, wanted: z3.BoolRef) -> Prefix:
+def _least(unrolling: Unrolling, wanted: z3.BoolRef) -> Prefix:
     """Of the shortest plans, the one whose operations come first in the contract's order, step
     by step: the same plan however the solver's model happens to come out."""
-    unrolling = budget.unrolling
     fixed: list[z3.BoolRef] = []
     for selector in unrolling.selectors:
         for index in range(len(unrolling.ops)):
-            if budget.check(wanted, *fixed, selector == index) == z3.sat:
+            if _check(unrolling, wanted, *fixed, selector == index) == z3.sat:
                 fixed.append(selector == index)
                 break
         else:

@@ -34,7 +34,7 @@ from envfactory.fuzz.findings import KINDS, Finding, FindingError, Findings, Key
 from envfactory.fuzz.oracle import Expectation
 from envfactory.fuzz.reach import Prefix
 from envfactory.fuzz.shrink import minimize
-from envfactory.fuzz.steering import Threshold
+from envfactory.fuzz.steering import MADE_AGAIN, Steer, Threshold
 from envfactory.fuzz.targets import Target
 from envfactory.statemachine.simulator import Response
 
@@ -223,6 +223,8 @@ class Session:
         self.writes = {
             name: tuple(sorted(op.writes & self.collections)) for name, op in closed.operations.items()
         }
+        self.deleted = frozenset().union(*(Steer.of(op, closed).deletes for op in closed.operations.values()))
+        """Collections some operation deletes a named key from: the ones a key is made again in."""
         self.target = target
         self.mode = mode
         # a Python method takes keyword arguments: an input that is not an object never gets there
@@ -361,10 +363,17 @@ def grace(time_budget: float) -> float:
 
 def clause_outcomes(contract: Contract) -> tuple[str, ...]:
     """Every clause outcome a run can cover: each operation accepted, each of its requires
-    failing while the earlier ones hold, and its input schema failing."""
+    failing while the earlier ones hold, and its input schema failing; and, for an operation
+    that makes a key of a collection another operation deletes keys of, that operation accepted
+    on a key made again under the name of a deleted one (where a record made again remembers
+    what the deleted one had: ``machine.Case.history``)."""
+    steers = {name: Steer.of(op, contract) for name, op in contract.operations.items()}
+    deleted = frozenset().union(*(s.deletes for s in steers.values()))
     out: list[str] = []
     for name, op in contract.operations.items():
         out.append(f"{name}: accepted")
+        if steers[name].makes & deleted:
+            out.append(f"{name}: {MADE_AGAIN}")
         out.extend(f"{name}: requires {i} fails" for i in range(1, len(op.requires) + 1))
         out.append(f"{name}: input schema fails")
     return tuple(out)

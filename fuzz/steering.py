@@ -23,6 +23,8 @@ from envfactory.contracts.evaluator import Compiled, compile_expr
 from envfactory.contracts.model import Contract, Operation
 
 ORDERINGS = frozenset(("<", "<=", ">", ">=", "==", "!="))
+MADE_AGAIN = "accepted on a key made again"
+"""The clause outcome of a producer's call that makes a deleted key again (``runner.clause_outcomes``)."""
 CROWD = 4
 """Live keys in every collection a producer adds to, past which it is no longer preferred."""
 
@@ -62,13 +64,20 @@ class Steer:
     distinct: tuple[str, ...] = ()
     """Collections two of whose live keys a clause requires to differ (``input.src !=
     input.dst``): the operation needs two keys there, not one."""
+    deletes: frozenset[str] = frozenset()
+    """Collections the operation deletes the key an input field names from (``del c[input.k]``)."""
 
     @classmethod
     def of(cls, op: Operation, contract: Contract) -> Steer:
         keys = key_fields(op, contract)
         needs = frozenset(k.collection for k in keys if not k.fresh)
         makes = frozenset(k.collection for k in keys if k.fresh) - needs
-        return cls(keys, thresholds(op), needs, makes, distinct_keys(op, keys))
+        deletes = frozenset(
+            e.target.var
+            for e in op.effects
+            if e.is_delete and e.target.key is not None and input_field(e.target.key) is not None
+        )
+        return cls(keys, thresholds(op), needs, makes, distinct_keys(op, keys), deletes)
 
     def possible(self, state: Mapping[str, Any]) -> bool:
         """Whether the operation may be enabled in ``state`` and is worth preferring: every
@@ -205,4 +214,13 @@ def _solve_for_field(side: ir.Expr, other: ir.Expr) -> tuple[str | None, ir.Expr
     return None, other
 
 
-__all__ = ["KeyField", "Steer", "Threshold", "distinct_keys", "input_field", "key_fields", "thresholds"]
+__all__ = [
+    "MADE_AGAIN",
+    "KeyField",
+    "Steer",
+    "Threshold",
+    "distinct_keys",
+    "input_field",
+    "key_fields",
+    "thresholds",
+]

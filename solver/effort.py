@@ -32,6 +32,10 @@ class Effort:
 
     units: int
     timeout: float = HANG_SECONDS
+    least: int = CHECK_UNITS
+    """The least a check is charged: ``CHECK_UNITS`` bounds the number of checks too; 0 charges
+    what Z3 counted alone (a fuzz run's reach planner, whose many small checks the fuzzer's own
+    budget bounds)."""
     deadline: float = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
@@ -55,7 +59,7 @@ class Effort:
         before = int(solver.statistics().get_key_value("rlimit count"))
         result = solver.check(*assumptions)
         used = int(solver.statistics().get_key_value("rlimit count")) - before
-        self.units -= max(used, CHECK_UNITS)
+        self.units -= max(used, self.least)
         return result
 
 

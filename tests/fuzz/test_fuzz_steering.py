@@ -151,3 +151,60 @@ def test_the_solver_plans_to_a_counter_exactly_at_its_limit(tmp_path: Path) -> N
     # the limit: three increments, then the one the second clause refuses; closed: one call
     assert found == [("shut", "inc"), ("inc", "inc", "inc", "inc")]
     assert goal_of("inc: input schema fails") is None
+
+
+LEDGER_SESSION = _session(LEDGER, "Ledger")
+LEDGER_PLANS = {p.name: p for p in plans(LEDGER_SESSION)}
+
+
+def test_a_delete_knows_its_collection_and_a_producer_of_it_has_a_made_again_outcome() -> None:
+    assert Steer.of(LEDGER.operations["close"], LEDGER).deletes == frozenset({"accounts"})
+    assert Steer.of(LEDGER.operations["deposit"], LEDGER).deletes == frozenset()
+    outcomes = clause_outcomes(LEDGER)
+    assert "open: accepted on a key made again" in outcomes
+    # nothing deletes a depot order: no order is ever made again
+    assert not any(o.startswith("placeOrder") and "again" in o for o in clause_outcomes(DEPOT))
+
+
+def _ledger_case(*calls: tuple[str, dict[str, Any]]) -> Case:
+    case = Case(LEDGER_SESSION, replay=True)
+    for name, value in calls:
+        case.send(LEDGER.operations[name], value)
+    return case
+
+
+def test_a_delete_names_the_key_with_the_longest_history_half_the_time() -> None:
+    """Of three accounts, ``b`` took two deposits: a ``close`` draw names it about half the time
+    plus its share of the uniform draws (the newest, ``c``, is the uniform choice's first)."""
+    case = _ledger_case(
+        *[("open", {"name": n}) for n in "abc"],
+        ("deposit", {"name": "b", "amount": 5}),
+        ("deposit", {"name": "b", "amount": 5}),
+    )
+    assert case.history[("accounts", "b")] == 2 and case.history[("accounts", "a")] == 0
+    src: Any = Seeded(2)
+    names = [case.draw(LEDGER_PLANS["close"], src, breaking=False)["name"] for _ in range(400)]
+    assert names.count("b") / len(names) > 0.55
+    # an operation that deletes nothing draws its live key as before: b is no favourite
+    names = [case.draw(LEDGER_PLANS["withdraw"], src, breaking=False)["name"] for _ in range(400)]
+    assert names.count("b") / len(names) < 0.45
+
+
+def test_a_key_made_again_after_a_history_is_an_outcome_and_a_corpus_entry() -> None:
+    session = _session(LEDGER, "Ledger")
+    case = Case(session, replay=False)
+    calls = [
+        ("open", {"name": "a"}),
+        ("deposit", {"name": "a", "amount": 5}),
+        ("withdraw", {"name": "a", "amount": 5}),
+        ("close", {"name": "a"}),
+    ]
+    for name, value in calls:
+        case.send(LEDGER.operations[name], value)
+    entries = len(session.corpus.entries)
+    assert "open: accepted on a key made again" not in session.outcomes
+    case.send(LEDGER.operations["open"], {"name": "a"})
+    assert "open: accepted on a key made again" in session.outcomes
+    assert ("remade", "accounts", 2) in session.corpus.seen
+    assert session.corpus.entries[entries:] == [(*calls, ("open", {"name": "a"}))]
+    assert case.history[("accounts", "a")] == 0  # the new record's history starts again
