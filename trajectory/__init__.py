@@ -38,6 +38,7 @@ from envfactory.trajectory._model import (
 from envfactory.trajectory._shape import parse_trajectory
 from envfactory.trajectory._stream import STREAM_BYTES, StreamedSteps, holds_large_native_object
 from envfactory.trajectory._values import MAX_DEPTH, check_value
+from envfactory.trajectory._wire import UNSET
 from envfactory.trajectory._writer import dumps_jsonl, dumps_trajectory, to_json, write_trajectories
 
 SCHEMA_ID = "https://envfactory.dev/schemas/trajectory.schema.json"
@@ -81,6 +82,7 @@ __all__ = [
     "MAX_LINE_BYTES",
     "SCHEMA_ID",
     "STREAM_BYTES",
+    "UNSET",
     "Hole",
     "Step",
     "StreamedSteps",
