@@ -15,7 +15,6 @@ import os
 import re
 import sys
 import time
-import xml.etree.ElementTree as ET
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from typing import IO, Any
@@ -124,6 +123,8 @@ def write_junit(
     summary: Summary | None = None,
 ) -> Summary:
     """One ``<testcase>`` per trajectory: invalid is a failure, unreadable an error, unknown skipped."""
+    import xml.etree.ElementTree as ET  # only here: the text report's start-up stays lean
+
     summary = summary or Summary()
     root = ET.Element("testsuites")
     cases: list[ET.Element] = []
