@@ -29,7 +29,7 @@ from envfactory.trajectory import (
     Trajectory,
     holds_native_list,
     list_items,
-    parse_line,
+    parse_lines,
     parse_list_item,
     read_trajectories,
 )
@@ -202,17 +202,10 @@ def _read_range(path: str, offset: int, size: int, first: int) -> Iterator[Item]
     except OSError as err:
         yield TrajectoryError.unreadable_file(err, Location(path, first))
         return
-    yield from _parse_lines(path, list(enumerate(data.split(b"\n"), first)), bom=offset == 0)
-
-
-def _parse_lines(path: str, lines: list[tuple[int, bytes]], *, bom: bool = False) -> Iterator[Item]:
-    stem = Path(path).stem or path
-    for number, data in lines:
-        if bom and number == 1 and data.startswith(b"\xef\xbb\xbf"):
-            data = data[3:]
-        parsed = parse_line(data, path, number, stem)
-        if parsed is not None:
-            yield parsed
+    if offset == 0 and data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    # the byte scans (holes, escapes, long literals) once for the range, as the serial reader
+    yield from parse_lines(data.split(b"\n"), first, path, Path(path).stem or path, data)
 
 
 # ------------------------------------------------------------------------------------ workers
@@ -305,7 +298,7 @@ def verify_files(
         return _ray(ref, files, input_format, options, jobs, ray_address)
     if jobs == 1:
         return _serial(ref, files, input_format, options, contract)
-    return _pool(ref, files, input_format, options, jobs)
+    return _pool(ref, files, input_format, options, jobs, contract)
 
 
 def _serial(
@@ -320,12 +313,19 @@ def _serial(
 
 
 def _pool(
-    ref: ContractRef, files: Sequence[str], input_format: str, options: Options, jobs: int
+    ref: ContractRef,
+    files: Sequence[str],
+    input_format: str,
+    options: Options,
+    jobs: int,
+    contract: Contract | None = None,
 ) -> Iterator[Result]:
     import multiprocessing
     from concurrent.futures import Future, ProcessPoolExecutor
 
-    verifier = Verifier(ref.load(), allow_rejected=options.allow_rejected, timeout=options.timeout)
+    verifier = Verifier(
+        contract or ref.load(), allow_rejected=options.allow_rejected, timeout=options.timeout
+    )
     _flush_stdio()
     context = multiprocessing.get_context(
         "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"

@@ -23,7 +23,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from envfactory.trajectory._decode import MAX_LINE_BYTES, parse_json_value, parse_line
+from envfactory.trajectory._decode import MAX_LINE_BYTES, parse_json_value, parse_line, parse_lines
 from envfactory.trajectory._jsonl import MAX_DOCUMENT_BYTES, read_trajectories, read_trajectories_text
 from envfactory.trajectory._jsonlist import holds_native_list, list_items, parse_list_item
 from envfactory.trajectory._model import (
@@ -98,6 +98,7 @@ __all__ = [
     "list_items",
     "parse_json_value",
     "parse_line",
+    "parse_lines",
     "parse_list_item",
     "parse_trajectory",
     "read_trajectories",
