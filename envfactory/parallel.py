@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import operator
 import os
 import sys
 import time
@@ -237,28 +238,28 @@ def run_chunk(ref: ContractRef, options: Options, chunk: Chunk) -> list[Result]:
     return [unreadable(i) if isinstance(i, TrajectoryError) else verifier.check(i) for i in items]
 
 
-Packed: TypeAlias = "Result | tuple[str, float, int, str | None]"
-"""A result as a worker sends it back: a valid one as ``(id, seconds, steps, source)``."""
+Packed: TypeAlias = "tuple[Any, ...]"
+"""A result as a worker sends it back: a tuple of its fields (``Result(*packed)``), and for a valid
+one only ``(id, seconds, steps, source)``: pickling a tuple of plain values costs a fraction of
+pickling the attrs instance, on both sides (issue 17 item 2)."""
+
+_FIELDS = operator.attrgetter(*(field.name for field in attrs.fields(Result)))
 
 
 def run_packed(ref: ContractRef, options: Options, chunk: Chunk) -> list[Packed]:
-    """``run_chunk`` with valid results packed into tuples: a tenth of the pickling work, on both
-    sides, for the results that carry nothing but their id."""
+    """``run_chunk`` with every result packed into a tuple (``unpack`` undoes it)."""
     return [
-        (r.id, r.seconds, r.steps, r.source) if r.verdict == "valid" else r
+        (r.id, r.seconds, r.steps, r.source) if r.verdict == "valid" else _FIELDS(r)
         for r in run_chunk(ref, options, chunk)
     ]
 
 
 def unpack(packed: list[Packed]) -> list[Result]:
     """The results of ``run_packed``, as ``run_chunk`` gives them."""
-    out: list[Result] = []
-    for p in packed:
-        if isinstance(p, tuple):
-            out.append(Result(p[0], "valid", seconds=p[1], steps=p[2], source=p[3]))
-        else:
-            out.append(p)
-    return out
+    return [
+        Result(p[0], "valid", seconds=p[1], steps=p[2], source=p[3]) if len(p) == 4 else Result(*p)
+        for p in packed
+    ]
 
 
 def _ordered(
