@@ -283,6 +283,12 @@ class Verifier:
             )
             for name, op in contract.operations.items()
         }
+        # the longest state location an effect writes (``(var, key, field...)``): explanations
+        # look for older writes under a location only when it is shorter (``_explain._note``)
+        self.deepest_write = max(
+            (1 if w.key is None else 2 + len(w.fields) for p in self.plans.values() for w in p.effects),
+            default=1,
+        )
 
     # -- entry point ------------------------------------------------------------------------------
 

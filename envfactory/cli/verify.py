@@ -105,7 +105,8 @@ def command(
         contract=loaded,
     )
     summary = Summary()
-    results = _tell_unreadable(results, fmt == "text" and output is None)
+    if not (fmt == "text" and output is None):  # else the report itself shows them
+        results = _tell_unreadable(results)
     with _sink(output) as out:
         if fmt == "json":
             write_json(results, out, summary)
@@ -121,10 +122,10 @@ def command(
     return summary.exit_code()
 
 
-def _tell_unreadable(results: Iterator[Result], in_report: bool) -> Iterator[Result]:
+def _tell_unreadable(results: Iterator[Result]) -> Iterator[Result]:
     """Every unreadable input is also one error line on stderr (file:line:col: message)."""
     for result in results:
-        if result.verdict == "unreadable" and not in_report:
+        if result.verdict == "unreadable":
             report_error(f"{result.location}: {result.message}" if result.location else result.message)
         yield result
 
