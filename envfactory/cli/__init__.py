@@ -36,7 +36,8 @@ COMMANDS = {
     ),
     "import": (
         "importcmd",
-        "Import agent logs (OpenAI chat or Responses, Anthropic Messages, Gemini, Bedrock Converse, BFCL ground truth) as trajectories.",
+        "Import agent logs (OpenAI chat or Responses, Anthropic Messages, Gemini, Bedrock Converse, Cohere,\n    "
+        "MCP sessions, BFCL ground truth) as trajectories.",
     ),
     "plan": (
         "plan",
