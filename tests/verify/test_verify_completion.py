@@ -175,3 +175,51 @@ def test_gathering_candidates_is_bounded_on_long_trajectories(
     )
     assert len(read) == 2 * _completion.REACH + 1
     assert len(pools["who"]) == _completion.CANDIDATES
+
+
+BREAKS = {
+    "bank": Step("balance", {"account": "no-such-account"}),
+    "petstore": Step("getPet", {"petId": 10**9}),
+    "tickets": Step("close", {"id": 10**6}),
+}
+"""A step that fails unless a hole happens to make it pass: most holed trajectories it is put in
+are infeasible there, or earlier."""
+
+
+@pytest.mark.parametrize("name", ["bank", "petstore", "tickets"])
+def test_bisecting_the_prefixes_finds_the_scan_s_first_failing_step(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Z3 alone (no candidates) on holed trajectories of three contracts, most of them broken at
+    the end: the first failing step found by bisecting the prefixes of tracked checks is the one
+    the step-by-step scan finds, with the same verdict and kind (issue 17 item 5)."""
+    import bench_verify
+
+    make = {"bank": bench_verify.bank_trajectory, "petstore": bench_verify.pet_trajectory}.get(
+        name, bench_verify.ticket_trajectory
+    )
+    contract = envfactory.load(ROOT / "examples" / name / f"{name}.yaml")
+    rng = random.Random(5)
+    monkeypatch.setattr(verification, "GUESSED_STEPS", 0)
+    seen = set()
+    for index in range(8):
+        (traj,) = read_trajectories_text(orjson.dumps(make(rng, index)), "t.jsonl")
+        assert isinstance(traj, Trajectory)
+        steps = list(traj.steps)
+        spots = [i for i, s in enumerate(steps) if isinstance(s.input, dict) and s.input]
+        chosen = sorted(rng.sample(spots, min(3, len(spots))))
+        for n, i in enumerate(chosen):
+            field = rng.choice(sorted(steps[i].input))
+            steps[i] = attrs.evolve(steps[i], input={**steps[i].input, field: Hole(f"h{n}")})
+        if index % 4:  # after the first hole, anywhere up to the end: steps follow the failing one
+            steps.insert(rng.randint(chosen[0] + 1, len(steps)), BREAKS[name])
+        holed = attrs.evolve(traj, steps=tuple(steps))
+        answers = []
+        for mode in ("scan", "bisect"):
+            with monkeypatch.context() as m:
+                m.setattr(F, "PREFIX_SEARCH", mode)
+                r = Verifier(contract, timeout=30.0).check(holed)  # its solver worker forks here
+            answers.append((r.verdict, r.step, r.kind))
+        assert answers[0] == answers[1], (holed.id, answers)
+        seen.add(answers[0][2])
+    assert "infeasible" in seen  # the prefixes were searched
