@@ -50,10 +50,10 @@ from envfactory.trajectory import dumps_trajectory
 )
 def command(fmt: str, file: str, out: str, functions: tuple[str, ...], questions: str | None) -> int:
     """Import agent logs (OpenAI chat or Responses, Anthropic Messages, Gemini, Bedrock Converse, Cohere,
-    MCP sessions, BFCL ground truth) as trajectories.
+    Mistral Conversations, LangChain messages, MCP sessions, BFCL ground truth) as trajectories.
 
-    FORMAT is one of auto, native, openai-chat, openai-responses, anthropic, gemini, bedrock, cohere, mcp,
-    bfcl.
+    FORMAT is one of auto, native, openai-chat, openai-responses, anthropic, gemini, bedrock, cohere, mistral,
+    langchain, mcp, bfcl.
     """
     if (functions or questions) and fmt not in ("bfcl", "auto"):
         raise UsageError(f"--functions and --questions are for the bfcl format, not {fmt}")

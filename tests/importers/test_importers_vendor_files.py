@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from envfactory.contracts.errors import TrajectoryError
-from envfactory.importers import read
+from envfactory.importers import BROKEN_ARGUMENTS, read
 from envfactory.trajectory import Trajectory
 
 DEPOSIT = {"account": "AA01", "amount": 5}
@@ -412,6 +412,111 @@ def test_gemini_vertex_and_bedrock_batch_lines(tmp_path: Path) -> None:
     assert _steps(bedrock) == [("deposit", DEPOSIT, "-", None)]
 
 
+def _invocation(rid: str, operation: str, request: Any, response: Any, **more: Any) -> dict[str, Any]:
+    """A Bedrock model invocation log entry as CloudWatch or S3 receives it."""
+    return {
+        "schemaType": "ModelInvocationLog",
+        "schemaVersion": "1.0",
+        "timestamp": "2026-11-25T10:00:00Z",
+        "accountId": "123456789012",
+        "identity": {"arn": "arn:aws:sts::123456789012:assumed-role/agent"},
+        "region": "us-east-1",
+        "requestId": rid,
+        "operation": operation,
+        "modelId": "anthropic.claude-3-haiku-20240307-v1:0",
+        "input": {"inputContentType": "application/json", "inputBodyJson": request, "inputTokenCount": 35},
+        "output": {
+            "outputContentType": "application/json",
+            "outputBodyJson": response,
+            "outputTokenCount": 9,
+        },
+        **more,
+    }
+
+
+def test_bedrock_model_invocation_logs(tmp_path: Path) -> None:
+    use = {"toolUse": {"toolUseId": "t1", "name": "deposit", "input": DEPOSIT}}
+    answer = {"toolResult": {"toolUseId": "t1", "content": [{"json": {"balance": 5}}]}}
+    converse = _invocation(
+        "r-1",
+        "Converse",
+        {
+            "messages": [
+                {"role": "user", "content": [{"text": "go"}]},
+                {"role": "assistant", "content": [use]},
+                {"role": "user", "content": [answer]},
+            ]
+        },
+        {
+            "output": {"message": {"role": "assistant", "content": [{"text": "Done."}]}},
+            "stopReason": "end_turn",
+        },
+    )
+    claude = _invocation(  # InvokeModel with a Claude body: the Anthropic request and message
+        "r-2",
+        "InvokeModel",
+        {"anthropic_version": "bedrock-2023-05-31", "messages": [{"role": "user", "content": "go"}]},
+        {
+            "type": "message",
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "toolu_1", "name": "deposit", "input": DEPOSIT}],
+        },
+    )
+    streamed = _invocation(  # ConverseStream: the output is the list of events
+        "r-3",
+        "ConverseStream",
+        {"messages": [{"role": "user", "content": [{"text": "go"}]}]},
+        [
+            {"messageStart": {"role": "assistant"}},
+            {
+                "contentBlockStart": {
+                    "contentBlockIndex": 0,
+                    "start": {"toolUse": {"toolUseId": "t9", "name": "deposit"}},
+                }
+            },
+            {
+                "contentBlockDelta": {
+                    "contentBlockIndex": 0,
+                    "delta": {"toolUse": {"input": '{"account": "AA01",'}},
+                }
+            },
+            {"contentBlockDelta": {"contentBlockIndex": 0, "delta": {"toolUse": {"input": ' "amount": 5}'}}}},
+            {"contentBlockStop": {"contentBlockIndex": 0}},
+            {"messageStop": {"stopReason": "tool_use"}},
+            {"metadata": {"usage": {"inputTokens": 3, "outputTokens": 4}}},
+        ],
+    )
+    throttled = _invocation("r-4", "Converse", None, None, errorCode="ThrottlingException")
+    offloaded = _invocation("r-5", "Converse", None, None)
+    offloaded["input"] = {"inputBodyS3Path": "s3://logs/r-5/input.json.gz"}
+    got = list(
+        read(
+            "auto", _jsonl(tmp_path, "invocations.jsonl", [converse, claude, streamed, throttled, offloaded])
+        )
+    )
+    one, two, three, four, five = got
+    assert (
+        isinstance(one, Trajectory)
+        and one.id == "r-1"
+        and _steps(one) == [("deposit", DEPOSIT, {"balance": 5}, None)]
+    )
+    assert (
+        isinstance(two, Trajectory) and two.id == "r-2" and _steps(two) == [("deposit", DEPOSIT, "-", None)]
+    )
+    assert (
+        isinstance(three, Trajectory)
+        and three.id == "r-3"
+        and _steps(three) == [("deposit", DEPOSIT, "-", None)]
+    )
+    assert (
+        isinstance(four, TrajectoryError)
+        and "'r-4'" in four.message
+        and "ThrottlingException" in four.message
+    )
+    assert isinstance(five, TrajectoryError) and "S3" in five.message
+    assert four.location is not None and four.location.line == 4
+
+
 def test_an_unhashable_type_field_is_no_crash(tmp_path: Path) -> None:
     """A hostile log may put a list or an object where ``type`` is a string (the fuzz test found
     the Responses importer raising TypeError on one)."""
@@ -669,3 +774,192 @@ def test_a_responses_item_listing_still_reads_as_responses(tmp_path: Path) -> No
     (only,) = read("auto", path)
     assert _steps(only) == [("deposit", DEPOSIT, {"balance": 105}, None)]
     assert isinstance(only, Trajectory) and only.meta["source"] == "openai-responses"
+
+
+def _sdk(kind: str, session: str, content: Any, **more: Any) -> dict[str, Any]:
+    """A Claude Agent SDK message line (``query()`` output logged as it came)."""
+    role = "assistant" if kind == "assistant" else "user"
+    return {"type": kind, "message": {"role": role, "content": content}, "session_id": session, **more}
+
+
+def test_claude_agent_sdk_and_claude_code_sessions_a_message_a_line(tmp_path: Path) -> None:
+    def use(uid: str, name: str, args: Any) -> dict[str, Any]:
+        return {"type": "tool_use", "id": uid, "name": name, "input": args}
+
+    def result(uid: str, text: str, **more: Any) -> dict[str, Any]:
+        return {"type": "tool_result", "tool_use_id": uid, "content": text, **more}
+
+    sdk = [
+        {"type": "system", "subtype": "init", "session_id": "s1", "tools": ["deposit"]},
+        _sdk("user", "s1", "put 5 in AA01", parent_tool_use_id=None),
+        _sdk("assistant", "s1", [use("toolu_1", "deposit", DEPOSIT)], parent_tool_use_id=None),
+        _sdk("assistant", "s1", [use("toolu_2", "lookup", {"q": "x"})], parent_tool_use_id="toolu_9"),
+        _sdk("user", "s1", [result("toolu_2", '{"hits": 1}')], parent_tool_use_id="toolu_9"),
+        _sdk("user", "s1", [result("toolu_1", '{"balance": 5}')], parent_tool_use_id=None),
+        {"type": "result", "subtype": "success", "session_id": "s1", "is_error": False, "result": "Done."},
+    ]
+    code = [  # Claude Code's transcript: camelCase, a title line first, one content block a line
+        {"type": "summary", "summary": "Deposits", "leafUuid": "u9"},
+        {**_sdk("assistant", "", [use("toolu_3", "deposit", DEPOSIT)]), "sessionId": "s2", "uuid": "u1"},
+        {**_sdk("user", "", [result("toolu_3", "no such account", is_error=True)]), "sessionId": "s2"},
+    ]
+    for item in code:
+        item.pop("session_id", None)
+    main, sub, second = read("auto", _jsonl(tmp_path, "sessions.jsonl", sdk + code))
+    assert isinstance(main, Trajectory) and main.id == "s1"
+    assert _steps(main) == [("deposit", DEPOSIT, {"balance": 5}, None)]
+    assert isinstance(sub, Trajectory) and sub.id == "s1/toolu_9"
+    assert _steps(sub) == [("lookup", {"q": "x"}, {"hits": 1}, None)]
+    assert isinstance(second, Trajectory) and second.id == "s2"
+    assert _steps(second) == [("deposit", DEPOSIT, "no such account", 400)]
+
+
+def test_vertex_request_response_logging_rows(tmp_path: Path) -> None:
+    call = {"functionCall": {"name": "deposit", "args": DEPOSIT}}
+    answer = {"functionResponse": {"name": "deposit", "response": {"balance": 5}}}
+    user = {"role": "user", "parts": [{"text": "put 5"}]}
+    rows = [
+        {  # generateContent: the request holds the call and its answer, the response the reply
+            "logging_time": "2026-11-25T10:00:00Z",
+            "request_id": "7213",
+            "api_method": "generateContent",
+            "full_request": {
+                "contents": [user, {"role": "model", "parts": [call]}, {"role": "user", "parts": [answer]}]
+            },
+            "full_response": {"candidates": [{"content": {"role": "model", "parts": [{"text": "Done."}]}}]},
+        },
+        {  # streamGenerateContent, exported with the request as JSON text and the chunks as a list
+            "request_id": 7214,
+            "api_method": "streamGenerateContent",
+            "full_request": json.dumps({"contents": [user]}),
+            "full_response": [
+                {"candidates": [{"content": {"role": "model", "parts": [call]}}], "responseId": "x"},
+                {
+                    "candidates": [
+                        {"content": {"role": "model", "parts": [{"text": ""}]}, "finishReason": "STOP"}
+                    ],
+                    "responseId": "x",
+                },
+            ],
+        },
+    ]
+    one, two = read("auto", _jsonl(tmp_path, "vertex.jsonl", rows))
+    assert (
+        isinstance(one, Trajectory)
+        and one.id == "7213"
+        and _steps(one) == [("deposit", DEPOSIT, {"balance": 5}, None)]
+    )
+    assert (
+        isinstance(two, Trajectory) and two.id == "7214" and _steps(two) == [("deposit", DEPOSIT, "-", None)]
+    )
+
+
+def test_mistral_conversations_history_response_and_request(tmp_path: Path) -> None:
+    def call(cid: str, arguments: Any) -> dict[str, Any]:
+        return {
+            "object": "entry",
+            "type": "function.call",
+            "tool_call_id": cid,
+            "name": "deposit",
+            "arguments": arguments,
+        }
+
+    def result(cid: str, text: str) -> dict[str, Any]:
+        return {"object": "entry", "type": "function.result", "tool_call_id": cid, "result": text}
+
+    user = {"object": "entry", "type": "message.input", "role": "user", "content": "put 5 twice"}
+    history = {
+        "object": "conversation.history",
+        "conversation_id": "conv_1",
+        "entries": [
+            user,
+            call("c1", json.dumps(DEPOSIT)),
+            call("c2", DEPOSIT),
+            result("c2", '{"balance": 10}'),
+            result("c1", '{"balance": 5}'),
+        ],
+    }
+    response = {
+        "object": "conversation.response",
+        "conversation_id": "conv_2",
+        "outputs": [call("c3", '{"account": "AA01", "amo')],
+    }
+    request = {"inputs": [result("c9", "ok")], "stream": False}  # answers a call of an earlier response
+    one, two, three = read("auto", _jsonl(tmp_path, "mistral.jsonl", [history, response, request]))
+    assert isinstance(one, Trajectory) and one.id == "conv_1" and one.meta["source"] == "mistral"
+    assert _steps(one) == [
+        ("deposit", DEPOSIT, {"balance": 5}, None),
+        ("deposit", DEPOSIT, {"balance": 10}, None),
+    ]
+    assert isinstance(two, Trajectory) and two.id == "conv_2" and two.steps[0].meta is not None
+    assert "invalid JSON" in two.steps[0].meta[BROKEN_ARGUMENTS]
+    assert isinstance(three, Trajectory) and not three.steps and three.meta["unmatched_results"] == ["c9"]
+
+
+def test_langchain_messages_in_each_serialization(tmp_path: Path) -> None:
+    ai = {
+        "content": "",
+        "tool_calls": [{"name": "deposit", "args": DEPOSIT, "id": "call_1", "type": "tool_call"}],
+        "invalid_tool_calls": [
+            {
+                "name": None,
+                "args": '{"account": "AA',
+                "id": "call_2",
+                "error": "bad JSON",
+                "type": "invalid_tool_call",
+            }
+        ],
+    }
+    tool = {"content": '{"balance": 5}', "tool_call_id": "call_1", "name": "deposit", "status": "success"}
+    failed = {"content": "no such account", "tool_call_id": "call_2", "status": "error"}
+    as_dicts = [  # messages_to_dict
+        {"type": "human", "data": {"content": "go", "type": "human"}},
+        {"type": "ai", "data": {**ai, "type": "ai"}},
+        {"type": "tool", "data": {**tool, "type": "tool"}},
+        {"type": "tool", "data": {**failed, "type": "tool"}},
+    ]
+    dumped = {  # dumpd, as LangSmith and LangGraph checkpoints keep them, in a state's messages
+        "messages": [
+            {
+                "lc": 1,
+                "type": "constructor",
+                "id": ["langchain", "schema", "messages", "HumanMessage"],
+                "kwargs": {"content": "go"},
+            },
+            {
+                "lc": 1,
+                "type": "constructor",
+                "id": ["langchain", "schema", "messages", "AIMessage"],
+                "kwargs": ai,
+            },
+            {
+                "lc": 1,
+                "type": "constructor",
+                "id": ["langchain", "schema", "messages", "ToolMessage"],
+                "kwargs": tool,
+            },
+            {
+                "lc": 1,
+                "type": "constructor",
+                "id": ["langchain", "schema", "messages", "ToolMessage"],
+                "kwargs": failed,
+            },
+        ]
+    }
+    model_dump = [
+        {"type": "human", "content": "go"},
+        {**ai, "type": "ai"},
+        {**tool, "type": "tool"},
+        {**failed, "type": "tool"},
+    ]
+    for got in read("auto", _jsonl(tmp_path, "langchain.jsonl", [as_dicts, dumped, model_dump])):
+        assert isinstance(got, Trajectory) and got.meta["source"] == "langchain"
+        first, second = got.steps
+        assert (first.tool, first.input, first.output, first.status) == (
+            "deposit",
+            DEPOSIT,
+            {"balance": 5},
+            None,
+        )
+        assert (second.tool, second.output, second.status) == ("<unnamed>", "no such account", 400)
+        assert second.meta is not None and "invalid JSON" in second.meta[BROKEN_ARGUMENTS]
