@@ -37,7 +37,7 @@ COMMANDS = {
     "import": (
         "importcmd",
         "Import agent logs (OpenAI chat or Responses, Anthropic Messages, Gemini, Bedrock Converse, Cohere,\n    "
-        "MCP sessions, BFCL ground truth) as trajectories.",
+        "Mistral Conversations, LangChain messages, MCP sessions, BFCL ground truth) as trajectories.",
     ),
     "plan": (
         "plan",
