@@ -31,14 +31,13 @@ _ORDER: dict[str, Callable[[Any, Any], bool]] = {
 class Interpreter:
     """Evaluates nodes against an ``Env``; with ``trace`` set, records (node, value) pairs."""
 
+    _methods: dict[type[ir.Expr], Callable[[Any, ir.Expr, Env], Any]] = {}  # filled below the class
+
     def __init__(self, trace: Trace | None = None) -> None:
         self.trace = trace
-        self._dispatch: dict[type[ir.Expr], Callable[[Any, Env], Any]] = {
-            t: getattr(self, "_" + t.__name__) for t in ir.NODE_TYPES
-        }
 
     def eval(self, node: ir.Expr, env: Env) -> Any:
-        value = self._dispatch[type(node)](node, env)
+        value = self._methods[type(node)](self, node, env)
         if self.trace is not None:
             self.trace.append((node, value))
         return value
@@ -190,9 +189,18 @@ class Interpreter:
         return total if node.kind == "sum" else node.kind == "all"
 
 
+Interpreter._methods.update({t: getattr(Interpreter, "_" + t.__name__) for t in ir.NODE_TYPES})
+"""One dispatch table for every interpreter (explanations make one per clause)."""
+
+
 def evaluate(node: ir.Expr, env: Env) -> Any:
-    """Evaluate by walking the tree (the reference semantics)."""
-    return Interpreter().eval(node, env)
+    """Evaluate by walking the tree (the reference semantics). One interpreter serves every call:
+    without a trace it holds no state, and building its dispatch table cost more than a small
+    clause's walk (explanations evaluate many)."""
+    return _REFERENCE.eval(node, env)
+
+
+_REFERENCE = Interpreter()
 
 
 def explain(node: ir.Expr, env: Env, limit: int = 12) -> tuple[dict[str, Any], str | None]:

@@ -155,9 +155,12 @@ def _note(
         path: Path = (w.var,)
         if w.key is not None:
             path = (w.var, ("key", next(keys)[1]), *(("field", f) for f in w.fields))
-        if len(writes) < _MAX_WRITES:
-            for old in [p for p in writes if p[: len(path)] == path]:
-                del writes[old]
+        if len(writes) < _MAX_WRITES:  # the older writes under ``path`` are forgotten
+            if len(path) < verifier.deepest_write:
+                for old in [p for p in writes if p[: len(path)] == path]:
+                    del writes[old]
+            else:  # no write is longer: at most ``path`` itself
+                writes.pop(path, None)
         writes[path] = (j, "deleted" if w.value is None else "set")
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import operator
 import os
 import sys
 import time
@@ -29,7 +30,7 @@ from envfactory.trajectory import (
     Trajectory,
     holds_native_list,
     list_items,
-    parse_line,
+    parse_lines,
     parse_list_item,
     read_trajectories,
 )
@@ -202,17 +203,10 @@ def _read_range(path: str, offset: int, size: int, first: int) -> Iterator[Item]
     except OSError as err:
         yield TrajectoryError.unreadable_file(err, Location(path, first))
         return
-    yield from _parse_lines(path, list(enumerate(data.split(b"\n"), first)), bom=offset == 0)
-
-
-def _parse_lines(path: str, lines: list[tuple[int, bytes]], *, bom: bool = False) -> Iterator[Item]:
-    stem = Path(path).stem or path
-    for number, data in lines:
-        if bom and number == 1 and data.startswith(b"\xef\xbb\xbf"):
-            data = data[3:]
-        parsed = parse_line(data, path, number, stem)
-        if parsed is not None:
-            yield parsed
+    if offset == 0 and data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    # the byte scans (holes, escapes, long literals) once for the range, as the serial reader
+    yield from parse_lines(data.split(b"\n"), first, path, Path(path).stem or path, data)
 
 
 # ------------------------------------------------------------------------------------ workers
@@ -244,28 +238,28 @@ def run_chunk(ref: ContractRef, options: Options, chunk: Chunk) -> list[Result]:
     return [unreadable(i) if isinstance(i, TrajectoryError) else verifier.check(i) for i in items]
 
 
-Packed: TypeAlias = "Result | tuple[str, float, int, str | None]"
-"""A result as a worker sends it back: a valid one as ``(id, seconds, steps, source)``."""
+Packed: TypeAlias = "tuple[Any, ...]"
+"""A result as a worker sends it back: a tuple of its fields (``Result(*packed)``), and for a valid
+one only ``(id, seconds, steps, source)``: pickling a tuple of plain values costs a fraction of
+pickling the attrs instance, on both sides (issue 17 item 2)."""
+
+_FIELDS = operator.attrgetter(*(field.name for field in attrs.fields(Result)))
 
 
 def run_packed(ref: ContractRef, options: Options, chunk: Chunk) -> list[Packed]:
-    """``run_chunk`` with valid results packed into tuples: a tenth of the pickling work, on both
-    sides, for the results that carry nothing but their id."""
+    """``run_chunk`` with every result packed into a tuple (``unpack`` undoes it)."""
     return [
-        (r.id, r.seconds, r.steps, r.source) if r.verdict == "valid" else r
+        (r.id, r.seconds, r.steps, r.source) if r.verdict == "valid" else _FIELDS(r)
         for r in run_chunk(ref, options, chunk)
     ]
 
 
 def unpack(packed: list[Packed]) -> list[Result]:
     """The results of ``run_packed``, as ``run_chunk`` gives them."""
-    out: list[Result] = []
-    for p in packed:
-        if isinstance(p, tuple):
-            out.append(Result(p[0], "valid", seconds=p[1], steps=p[2], source=p[3]))
-        else:
-            out.append(p)
-    return out
+    return [
+        Result(p[0], "valid", seconds=p[1], steps=p[2], source=p[3]) if len(p) == 4 else Result(*p)
+        for p in packed
+    ]
 
 
 def _ordered(
@@ -305,7 +299,7 @@ def verify_files(
         return _ray(ref, files, input_format, options, jobs, ray_address)
     if jobs == 1:
         return _serial(ref, files, input_format, options, contract)
-    return _pool(ref, files, input_format, options, jobs)
+    return _pool(ref, files, input_format, options, jobs, contract)
 
 
 def _serial(
@@ -320,12 +314,19 @@ def _serial(
 
 
 def _pool(
-    ref: ContractRef, files: Sequence[str], input_format: str, options: Options, jobs: int
+    ref: ContractRef,
+    files: Sequence[str],
+    input_format: str,
+    options: Options,
+    jobs: int,
+    contract: Contract | None = None,
 ) -> Iterator[Result]:
     import multiprocessing
     from concurrent.futures import Future, ProcessPoolExecutor
 
-    verifier = Verifier(ref.load(), allow_rejected=options.allow_rejected, timeout=options.timeout)
+    verifier = Verifier(
+        contract or ref.load(), allow_rejected=options.allow_rejected, timeout=options.timeout
+    )
     _flush_stdio()
     context = multiprocessing.get_context(
         "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"

@@ -8,13 +8,15 @@ characters, XML output replaces characters XML cannot hold.
 
 from __future__ import annotations
 
+import builtins
 import itertools
 import json
+import os
 import re
+import sys
 import time
-import xml.etree.ElementTree as ET
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import IO, Any
 
 from envfactory._output import EXIT_FINDING, EXIT_OK, EXIT_UNDECIDED, EXIT_USAGE, plural, safe_text
@@ -121,6 +123,8 @@ def write_junit(
     summary: Summary | None = None,
 ) -> Summary:
     """One ``<testcase>`` per trajectory: invalid is a failure, unreadable an error, unknown skipped."""
+    import xml.etree.ElementTree as ET  # only here: the text report's start-up stays lean
+
     summary = summary or Summary()
     root = ET.Element("testsuites")
     cases: list[ET.Element] = []
@@ -298,8 +302,129 @@ def write_text(
             for line in lines:
                 console.print(_markup(line), highlight=False)
     summary.finish()
+    if isinstance(console, PlainConsole) and console.write_summary(summary):
+        return summary
     console.print(summary_table(summary))
     return summary
+
+
+class PlainConsole:
+    """Stands for rich's console on a file that is not a terminal, where rich prints plain text:
+    the text report writes what it can itself (valid results, plain failures, the summary table
+    as rich draws it) and imports rich only for a line that needs it. ``plain_console`` says
+    when it may stand in (issue 17 item 2: rich's import and rendering were a tenth of a run)."""
+
+    is_terminal = False
+    color_system = None
+    record = False
+    soft_wrap = True
+
+    def __init__(self, file: IO[str], width: int) -> None:
+        self.file = file
+        self.width = width
+        self._rich: Any = None
+
+    def print(self, *objects: Any, **options: Any) -> None:
+        if self._rich is None:
+            from rich.console import Console
+
+            # the width rich would measure itself (``plain_console`` measures it its way)
+            self._rich = Console(file=self.file, highlight=False, soft_wrap=True, width=self.width)
+        self._rich.print(*objects, **options)
+
+    def write_summary(self, summary: Summary) -> bool:
+        """Write ``summary_table`` as rich draws it here; False (nothing written) where the table
+        is wider than the console, which rich would squeeze, or a kind is not a plain word (rich
+        would read it as markup; the checks' kinds all are)."""
+        if not all(kind.isascii() and kind.replace("_", "").isalpha() for kind in summary.kinds):
+            return False
+        lines = plain_summary(summary)
+        if max(map(len, lines)) > self.width:
+            return False
+        self.file.write("\n".join(lines) + "\n")
+        return True
+
+
+def plain_console(file: IO[str], environ: Mapping[str, str] | None = None) -> PlainConsole | None:
+    """A ``PlainConsole`` for ``file`` where rich's console (``highlight=False, soft_wrap=True``)
+    would print no colour, no terminal codes and UTF-8 boxes; None in any doubt (a terminal,
+    a variable that makes rich treat the file as one, Jupyter, Windows, another encoding), and
+    then rich prints as before."""
+    environ = os.environ if environ is None else environ
+    if sys.platform == "win32" or "get_ipython" in vars(builtins):
+        return None
+    if any(name in environ for name in _RICH_TERMINAL_VARIABLES):
+        return None
+    if not (getattr(file, "encoding", "utf-8") or "utf-8").lower().startswith("utf"):
+        return None
+    try:
+        if file.isatty():
+            return None
+    except (AttributeError, ValueError):
+        return None
+    width = 0
+    for descriptor in (0, 1, 2):  # as rich measures the console
+        try:
+            width = os.get_terminal_size(descriptor).columns
+        except (AttributeError, ValueError, OSError):
+            continue
+        break
+    columns = environ.get("COLUMNS")
+    if columns is not None and columns.isdigit():
+        width = int(columns)
+    return PlainConsole(file, width or 80)
+
+
+_RICH_TERMINAL_VARIABLES = (
+    "FORCE_COLOR",
+    "TTY_COMPATIBLE",
+    "TTY_INTERACTIVE",
+    "JUPYTER_COLUMNS",
+    "JUPYTER_LINES",
+    "DATABRICKS_RUNTIME_VERSION",
+)
+"""Environment variables that may make rich treat a file as a terminal (or a notebook)."""
+
+
+def _summary_rows(summary: Summary) -> list[tuple[str, str, str | None]]:
+    """The summary table's rows: (label, count, style of the label), in the table's order."""
+    rows: list[tuple[str, str, str | None]] = []
+    for verdict in VERDICTS:
+        count = summary.counts[verdict]
+        if count or verdict in ("valid", "invalid"):
+            rows.append((verdict, str(count), _STYLE.get(verdict, "white")))
+        if verdict == "invalid":
+            for kind, n in sorted(summary.kinds.items()):
+                rows.append(("  " + kind, str(n), "dim"))
+    rows.append(("total", str(summary.total), "bold"))
+    return rows
+
+
+def _caption(summary: Summary) -> str:
+    rate = summary.steps / summary.seconds if summary.seconds > 0 else 0.0
+    return f"{plural(summary.steps, 'step')} in {summary.seconds:.2f} s ({rate:,.0f} steps/s)"
+
+
+def plain_summary(summary: Summary) -> list[str]:
+    """``summary_table``'s lines as rich prints them without colour on a soft-wrapping console
+    wide enough for them (tests/verify/test_verify_report_plain.py compares the two)."""
+    rows = _summary_rows(summary)
+    head = ("verdict", "trajectories")
+    left = max(len(head[0]), *(len(label) for label, _, _ in rows))
+    right = max(len(head[1]), *(len(count) for _, count, _ in rows))
+    lines = [
+        _TITLE,
+        f"┏{'━' * (left + 2)}┳{'━' * (right + 2)}┓",
+        f"┃ {head[0]:<{left}} ┃ {head[1]:>{right}} ┃",
+        f"┡{'━' * (left + 2)}╇{'━' * (right + 2)}┩",
+    ]
+    lines.extend(f"│ {label:<{left}} │ {count:>{right}} │" for label, count, _ in rows)
+    lines.append(f"└{'─' * (left + 2)}┴{'─' * (right + 2)}┘")
+    lines.append(_caption(summary))
+    return lines
+
+
+_TITLE = "verification summary"
 
 
 _VALID = f"{'VALID':<10} "
@@ -322,11 +447,25 @@ def _plain_text(text: str) -> bool:
     (tests/verify/test_verify_report_plain.py)."""
     if "\t" in text or "\\" in text:
         return False
-    if ":" not in text:
+    if ":" not in text or _EMOJI_LIKE.search(text) is None:
         return True
-    from rich.emoji import Emoji
+    return _emoji_replace(text) == text
 
-    return Emoji.replace(text) == text
+
+_EMOJI_LIKE = re.compile(r":\S*?:")
+"""What rich's emoji codes look like (``:smile:``, also ``:100:`` in ``file.yaml:100:5``); only
+text with such a pair of colons is looked up in rich's table of codes."""
+
+
+def _emoji_replace(text: str) -> str:
+    """``rich.emoji.Emoji.replace`` without the rest of rich's rendering (its own module)."""
+    try:
+        from rich._emoji_replace import _emoji_replace as replace
+    except ImportError:  # pragma: no cover - a rich that moved it
+        from rich.emoji import Emoji
+
+        return Emoji.replace(text)
+    return replace(text)
 
 
 def _print_result(console: Any, result: Result, show_valid: bool) -> None:
@@ -340,27 +479,24 @@ def summary_table(summary: Summary) -> Any:
     """The counts as a rich table."""
     from rich.table import Table
 
-    table = Table(title="verification summary", show_header=True, header_style="bold")
+    table = Table(title=_TITLE, show_header=True, header_style="bold")
     table.add_column("verdict")
     table.add_column("trajectories", justify="right")
-    for verdict in VERDICTS:
-        count = summary.counts[verdict]
-        if count or verdict in ("valid", "invalid"):
-            style = _STYLE.get(verdict, "white")
-            table.add_row(f"[{style}]{verdict}[/{style}]", str(count))
-        if verdict == "invalid":
-            for kind, n in sorted(summary.kinds.items()):
-                table.add_row(f"  [dim]{kind}[/dim]", str(n))
-    table.add_row("[bold]total[/bold]", str(summary.total))
-    rate = summary.steps / summary.seconds if summary.seconds > 0 else 0.0
-    table.caption = f"{plural(summary.steps, 'step')} in {summary.seconds:.2f} s ({rate:,.0f} steps/s)"
+    for label, count, style in _summary_rows(summary):
+        table.add_row(
+            f"{label[: len(label) - len(label.lstrip())]}[{style}]{label.lstrip()}[/{style}]", count
+        )
+    table.caption = _caption(summary)
     return table
 
 
 __all__ = [
     "FORMATS",
+    "PlainConsole",
     "Summary",
     "json_document",
+    "plain_console",
+    "plain_summary",
     "result_line",
     "summary_table",
     "tally",

@@ -48,7 +48,7 @@ from envfactory.contracts.model import Clause, Contract, Operation
 from envfactory.contracts.semantics import Failure, Machine
 from envfactory.contracts.values import FrozenMap
 from envfactory.importers import BROKEN_ARGUMENTS
-from envfactory.trajectory import Step, Trajectory, completion_message, fill_holes, iter_holes
+from envfactory.trajectory import UNSET, Step, Trajectory, completion_message, fill_holes, iter_holes
 
 VERDICTS = ("valid", "invalid", "feasible", "unknown", "unreadable")
 RESULT_FIELDS = (
@@ -283,6 +283,12 @@ class Verifier:
             )
             for name, op in contract.operations.items()
         }
+        # the longest state location an effect writes (``(var, key, field...)``): explanations
+        # look for older writes under a location only when it is shorter (``_explain._note``)
+        self.deepest_write = max(
+            (1 if w.key is None else 2 + len(w.fields) for p in self.plans.values() for w in p.effects),
+            default=1,
+        )
 
     # -- entry point ------------------------------------------------------------------------------
 
@@ -409,7 +415,9 @@ class Verifier:
         start = 0
         if fast:  # the common case: every step settled by its generated checker, no Step made
             wire = getattr(steps, "wire", None)
-            start = _settled(plans, steps if wire is None else wire, run, env)
+            start = (
+                _settled(plans, steps, run, env) if wire is None else _settled(plans, wire, run, env, True)
+            )
             if start == len(steps):
                 return completed
         for index, step in enumerate(steps[start:] if start else steps, start):
@@ -775,12 +783,14 @@ class Verifier:
 # ------------------------------------------------------------------------------------- helpers
 
 
-def _settled(plans: Mapping[str, Plan], steps: Iterable[Any], run: Run, env: Env) -> int:
+def _settled(plans: Mapping[str, Plan], steps: Iterable[Any], run: Run, env: Env, wire: bool = False) -> int:
     """How many steps, from the first, the operations' generated checkers settle (each sure that
     its step passes every check, its effects written into ``run``); the verifier's full loop
-    takes over at the first they do not. ``steps`` are ``Step`` models or the decoded structs
-    (``trajectory._wire.WireStep``), which read alike."""
+    takes over at the first they do not. ``steps`` are ``Step`` models or, with ``wire``, the
+    decoded structs (``trajectory._wire.WireStep``), which read alike but for ``has_output``, a
+    property there: the test it makes is written out here, once per step of every file read."""
     index = 0
+    unset = UNSET
     for step in steps:
         plan = plans.get(step.tool)
         if plan is None or step.meta is not None:
@@ -792,7 +802,7 @@ def _settled(plans: Mapping[str, Plan], steps: Iterable[Any], run: Run, env: Env
         env.input = step.input
         env.output = step.output
         try:
-            if check(env, run, step.has_output) is not True:
+            if check(env, run, step.output is not unset if wire else step.has_output) is not True:
                 return index
         except Exception:  # a closure or schema test it defers to raised: not sure
             return index

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -66,6 +66,11 @@ from envfactory.trajectory import Hole, Step, Trajectory, completion_message, it
 
 _QUICK = z3.Then("simplify", "propagate-values", "solve-eqs", "smt")
 """The solver of the first, untracked pass: cheap preprocessing, then the SMT core."""
+PREFIX_SEARCH = "bisect"
+"""How an infeasible trajectory's first failing step is found: ``bisect`` over the prefixes of
+tracked checks, or ``scan`` (one check per step from the first; the reference the tests compare
+bisection with)."""
+
 QUICK_SHARE = 0.25
 """The part of the time and resource limits the untracked first pass may spend, so that the
 tracked solver still gets its own full resource limit and most of the time."""
@@ -726,17 +731,23 @@ class _Decider:
         self, s: z3.Solver, enc: _Encoding, lits: list[Any], by_lit: Mapping[int, Tracked]
     ) -> SymbolicVerdict:
         steps = sorted({item.step for item in enc.tracked})
-        first: int | None = None
-        for j in steps:
-            prefix = [lit for lit in lits if by_lit[lit.get_id()].step <= j]
-            result = self.check(s, prefix)
-            if result == z3.unsat:
-                first = j
-                break
-            if result == z3.unknown:
-                return self._unknown(s)
-        if first is None:  # pragma: no cover - the whole set was unsat, so some prefix is
-            return SymbolicVerdict("unknown", message="the solver's answers disagree")
+
+        def prefix(j: int) -> list[Any]:
+            return [lit for lit in lits if by_lit[lit.get_id()].step <= j]
+
+        first = self._first_unsat(s, steps, prefix) if PREFIX_SEARCH == "bisect" else None
+        if first is None:  # the scan from the first step: the reference, and where bisection balked
+            for j in steps:
+                result = self.check(s, prefix(j))
+                if result == z3.unsat:
+                    first = j
+                    break
+                if result == z3.unknown:
+                    return self._unknown(s)
+            if first is None:  # pragma: no cover - the whole set was unsat, so some prefix is
+                return SymbolicVerdict("unknown", message="the solver's answers disagree")
+        elif self.check(s, prefix(first)) != z3.unsat:  # its core, from that prefix's own check
+            return self._unknown(s)
         core = self._minimize(s, [lit for lit in s.unsat_core()])
         if core is None:
             return self._unknown(s)
@@ -769,6 +780,26 @@ class _Decider:
             clause=culprit.text if culprit else None,
             location=culprit.location if culprit else None,
         )
+
+    def _first_unsat(self, s: z3.Solver, steps: list[int], prefix: Callable[[int], list[Any]]) -> int | None:
+        """The first step whose prefix of tracked checks is unsat, by bisection: a longer prefix
+        holds a shorter one, so unsat is monotone along ``steps`` and the answer is the linear
+        scan's, in a logarithmic number of checks (the scan made one per step from the first
+        hole: a 50-step trajectory failing at its end paid 40). None when a check answers
+        unknown (the caller scans, as before) or the last prefix is not unsat."""
+        lo, hi = 0, len(steps) - 1
+        if not steps or self.check(s, prefix(steps[hi])) != z3.unsat:
+            return None
+        while lo < hi:
+            mid = (lo + hi) // 2
+            result = self.check(s, prefix(steps[mid]))
+            if result == z3.unsat:
+                hi = mid
+            elif result == z3.sat:
+                lo = mid + 1
+            else:
+                return None
+        return steps[lo]
 
     def _minimize(self, s: z3.Solver, core: list[Any]) -> list[Any] | None:
         """Deletion-based minimization: drop each member whose absence keeps the set unsat."""

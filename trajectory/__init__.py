@@ -23,7 +23,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from envfactory.trajectory._decode import MAX_LINE_BYTES, parse_json_value, parse_line
+from envfactory.trajectory._decode import MAX_LINE_BYTES, parse_json_value, parse_line, parse_lines
 from envfactory.trajectory._jsonl import MAX_DOCUMENT_BYTES, read_trajectories, read_trajectories_text
 from envfactory.trajectory._jsonlist import holds_native_list, list_items, parse_list_item
 from envfactory.trajectory._model import (
@@ -38,6 +38,7 @@ from envfactory.trajectory._model import (
 from envfactory.trajectory._shape import parse_trajectory
 from envfactory.trajectory._stream import STREAM_BYTES, StreamedSteps, holds_large_native_object
 from envfactory.trajectory._values import MAX_DEPTH, check_value
+from envfactory.trajectory._wire import UNSET
 from envfactory.trajectory._writer import dumps_jsonl, dumps_trajectory, to_json, write_trajectories
 
 SCHEMA_ID = "https://envfactory.dev/schemas/trajectory.schema.json"
@@ -81,6 +82,7 @@ __all__ = [
     "MAX_LINE_BYTES",
     "SCHEMA_ID",
     "STREAM_BYTES",
+    "UNSET",
     "Hole",
     "Step",
     "StreamedSteps",
@@ -96,6 +98,7 @@ __all__ = [
     "list_items",
     "parse_json_value",
     "parse_line",
+    "parse_lines",
     "parse_list_item",
     "parse_trajectory",
     "read_trajectories",

@@ -10,7 +10,7 @@ import contextlib
 import io
 import sys
 from collections.abc import Iterator
-from typing import IO
+from typing import IO, Any
 
 import click
 
@@ -23,7 +23,7 @@ from envfactory.cli._common import (
     timeout_option,
 )
 from envfactory.parallel import ENGINES, ContractRef, Options, verify_files
-from envfactory.report import FORMATS, Summary, write_json, write_junit, write_text
+from envfactory.report import FORMATS, Summary, plain_console, write_json, write_junit, write_text
 from envfactory.verification import Result
 
 INPUT_FORMATS = (
@@ -108,24 +108,27 @@ def command(
         contract=loaded,
     )
     summary = Summary()
-    results = _tell_unreadable(results, fmt == "text" and output is None)
+    if not (fmt == "text" and output is None):  # else the report itself shows them
+        results = _tell_unreadable(results)
     with _sink(output) as out:
         if fmt == "json":
             write_json(results, out, summary)
         elif fmt == "junit":
             write_junit(results, out, suite=f"envfactory verify {loaded.title}", summary=summary)
         else:
-            from rich.console import Console
+            target: Any = plain_console(out)  # rich only where it adds something (issue 17 item 2)
+            if target is None:
+                from rich.console import Console
 
-            target = console() if output is None else Console(file=out, highlight=False, soft_wrap=True)
+                target = console() if output is None else Console(file=out, highlight=False, soft_wrap=True)
             write_text(results, target, summary=summary)
     return summary.exit_code()
 
 
-def _tell_unreadable(results: Iterator[Result], in_report: bool) -> Iterator[Result]:
+def _tell_unreadable(results: Iterator[Result]) -> Iterator[Result]:
     """Every unreadable input is also one error line on stderr (file:line:col: message)."""
     for result in results:
-        if result.verdict == "unreadable" and not in_report:
+        if result.verdict == "unreadable":
             report_error(f"{result.location}: {result.message}" if result.location else result.message)
         yield result
 

@@ -127,27 +127,35 @@ def test_same_named_holes_take_one_value(tickets: envfactory.Contract) -> None:
     assert result.witness["holes"] == {"t": 2}  # ticket 1 is started later, so t must be 2
 
 
-@pytest.mark.parametrize("name", ["bank", "petstore", "tickets"])
-def test_the_verdict_is_z3s_with_or_without_the_search(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Holes put into bench_verify's trajectories of three contracts (some broken after the
-    holes): the search changes how fast, never what: verdict and step as with Z3 alone."""
+def _holed(name: str, rng: random.Random, index: int, holes: int) -> tuple[Trajectory, list[Step], list[int]]:
+    """One of bench_verify's trajectories of contract ``name``, its steps with ``holes`` input
+    values made holes (``h0``, ``h1``, ...) at drawn steps, and those steps' indexes."""
     import bench_verify
 
     make = {"bank": bench_verify.bank_trajectory, "petstore": bench_verify.pet_trajectory}.get(
         name, bench_verify.ticket_trajectory
     )
+    (traj,) = read_trajectories_text(orjson.dumps(make(rng, index)), "t.jsonl")
+    assert isinstance(traj, Trajectory)
+    steps = list(traj.steps)
+    spots = [i for i, s in enumerate(steps) if isinstance(s.input, dict) and s.input]
+    chosen = sorted(rng.sample(spots, min(holes, len(spots))))
+    for n, i in enumerate(chosen):
+        field = rng.choice(sorted(steps[i].input))
+        steps[i] = attrs.evolve(steps[i], input={**steps[i].input, field: Hole(f"h{n}")})
+    return traj, steps, chosen
+
+
+@pytest.mark.parametrize("name", ["bank", "petstore", "tickets"])
+def test_the_verdict_is_z3s_with_or_without_the_search(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Holes put into bench_verify's trajectories of three contracts (some broken after the
+    holes): the search changes how fast, never what: verdict and step as with Z3 alone."""
     contract = envfactory.load(ROOT / "examples" / name / f"{name}.yaml")
     rng = random.Random(11)
     searched = Verifier(contract, timeout=30.0)
     verdicts = set()
     for index in range(12):
-        (traj,) = read_trajectories_text(orjson.dumps(make(rng, index)), "t.jsonl")
-        assert isinstance(traj, Trajectory)
-        steps = list(traj.steps)
-        spots = [i for i, s in enumerate(steps) if isinstance(s.input, dict) and s.input]
-        for n, i in enumerate(sorted(rng.sample(spots, min(2, len(spots))))):
-            field = rng.choice(sorted(steps[i].input))
-            steps[i] = attrs.evolve(steps[i], input={**steps[i].input, field: Hole(f"h{n}")})
+        traj, steps, _ = _holed(name, rng, index, 2)
         holed = attrs.evolve(traj, steps=tuple(steps))
         with monkeypatch.context() as m:
             m.setattr(verification, "GUESSED_STEPS", 0)
@@ -175,3 +183,39 @@ def test_gathering_candidates_is_bounded_on_long_trajectories(
     )
     assert len(read) == 2 * _completion.REACH + 1
     assert len(pools["who"]) == _completion.CANDIDATES
+
+
+BREAKS = {
+    "bank": Step("balance", {"account": "no-such-account"}),
+    "petstore": Step("getPet", {"petId": 10**9}),
+    "tickets": Step("close", {"id": 10**6}),
+}
+"""A step that fails unless a hole happens to make it pass: most holed trajectories it is put in
+are infeasible there, or earlier."""
+
+
+@pytest.mark.parametrize("name", ["bank", "petstore", "tickets"])
+def test_bisecting_the_prefixes_finds_the_scan_s_first_failing_step(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Z3 alone (no candidates) on holed trajectories of three contracts, most of them broken at
+    the end: the first failing step found by bisecting the prefixes of tracked checks is the one
+    the step-by-step scan finds, with the same verdict and kind (issue 17 item 5)."""
+    contract = envfactory.load(ROOT / "examples" / name / f"{name}.yaml")
+    rng = random.Random(5)
+    monkeypatch.setattr(verification, "GUESSED_STEPS", 0)
+    seen = set()
+    for index in range(8):
+        traj, steps, chosen = _holed(name, rng, index, 3)
+        if index % 4:  # after the first hole, anywhere up to the end: steps follow the failing one
+            steps.insert(rng.randint(chosen[0] + 1, len(steps)), BREAKS[name])
+        holed = attrs.evolve(traj, steps=tuple(steps))
+        answers = []
+        for mode in ("scan", "bisect"):
+            with monkeypatch.context() as m:
+                m.setattr(F, "PREFIX_SEARCH", mode)
+                r = Verifier(contract, timeout=30.0).check(holed)  # its solver worker forks here
+            answers.append((r.verdict, r.step, r.kind))
+        assert answers[0] == answers[1], (holed.id, answers)
+        seen.add(answers[0][2])
+    assert "infeasible" in seen  # the prefixes were searched

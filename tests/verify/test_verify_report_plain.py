@@ -5,6 +5,7 @@ the summary. Hostile ids (markup, control and bidirectional characters, emoji co
 from __future__ import annotations
 
 import io
+import os
 from typing import Any
 
 from hypothesis import given, settings
@@ -12,7 +13,16 @@ from hypothesis import strategies as st
 from rich.console import Console
 
 from envfactory._output import safe_text
-from envfactory.report import write_text
+from envfactory.report import (
+    PlainConsole,
+    Summary,
+    _lines,
+    _markup,
+    plain_console,
+    plain_summary,
+    summary_table,
+    write_text,
+)
 from envfactory.verification import Result
 
 IDS = ["t1", "[bold]x[/bold]", "a\x1b[31mb", "\u202eevil", ":smile: face", "tab\there", "é" * 300, "[", "\\"]
@@ -115,3 +125,120 @@ def test_plain_failures_do_not_go_through_rich() -> None:
     assert prints == 1  # the summary only
     assert plain == _report(failures, through_rich=True)[0]
     assert "clause: x > 0  (c.yaml:3:5)" in plain and "    x = -1" in plain
+
+
+# -- the whole report without rich: the summary table drawn as rich draws it ---------------------
+
+KINDS = ["unknown_tool", "input_schema", "precondition", "output_schema", "postcondition", "invariant"]
+
+
+@st.composite
+def summaries(draw: Any) -> Summary:
+    summary = Summary()
+    for verdict in ("valid", "feasible", "invalid", "unknown", "unreadable"):
+        summary.counts[verdict] = draw(st.integers(0, 10**12) | st.integers(0, 3))
+    for kind in draw(st.lists(st.sampled_from(KINDS), unique=True, max_size=4)):
+        summary.kinds[kind] = draw(st.integers(1, 10**9))
+    summary.steps = draw(st.integers(0, 10**10))
+    summary.seconds = draw(st.floats(0, 10**5, allow_nan=False))
+    return summary
+
+
+def _rich_text(renderable: Any, width: int = 80) -> str:
+    out = io.StringIO()
+    Console(file=out, highlight=False, soft_wrap=True, width=width).print(renderable)
+    return out.getvalue()
+
+
+@settings(max_examples=200, derandomize=True, database=None, deadline=None)
+@given(summaries())
+def test_the_plain_summary_is_the_table_rich_draws(summary: Summary) -> None:
+    assert "\n".join(plain_summary(summary)) + "\n" == _rich_text(summary_table(summary))
+
+
+@settings(max_examples=100, derandomize=True, database=None, deadline=None)
+@given(st.lists(problems(), max_size=4), st.lists(st.sampled_from(IDS), max_size=4))
+def test_a_report_without_rich_reads_as_rich_prints_it(problems: list[Result], ids: list[str]) -> None:
+    """The whole text report through ``PlainConsole`` (rich loaded only for a line that needs
+    it) is byte for byte what rich's own console prints, summary table included."""
+    results = problems + _results(ids)
+    summary = Summary()
+    plain = io.StringIO()
+    stand_in = plain_console(plain, {})
+    assert isinstance(stand_in, PlainConsole)
+    write_text(results, stand_in, summary=summary)
+    rich = io.StringIO()
+    console = Console(file=rich, highlight=False, soft_wrap=True, width=stand_in.width)
+    for result in results:
+        for line in _lines(result):
+            console.print(_markup(line), highlight=False)
+    console.print(summary_table(summary))
+    assert plain.getvalue() == rich.getvalue()
+
+
+def test_a_console_too_narrow_for_the_table_gets_rich_s_table() -> None:
+    summary = Summary()
+    summary.counts["valid"] = 3
+    out = io.StringIO()
+    stand_in = plain_console(out, {"COLUMNS": "20"})
+    assert stand_in is not None and stand_in.width == 20
+    write_text([], stand_in, summary=summary)
+    assert out.getvalue() == _rich_text(summary_table(summary), width=20)
+    assert out.getvalue() != "\n".join(plain_summary(summary)) + "\n"  # rich squeezed it
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_rich_prints_wherever_it_might_add_something() -> None:
+    assert plain_console(_Terminal(), {}) is None
+    assert plain_console(io.StringIO(), {"FORCE_COLOR": "1"}) is None
+    assert plain_console(io.StringIO(), {"TTY_COMPATIBLE": "1"}) is None
+    latin = io.TextIOWrapper(io.BytesIO(), encoding="latin-1")
+    assert plain_console(latin, {}) is None  # rich would draw the table in ASCII
+    assert isinstance(plain_console(io.StringIO(), {}), PlainConsole)
+
+
+def test_a_text_report_of_a_file_loads_no_rich_console(tmp_path: Any) -> None:
+    """``verify`` with its output not a terminal renders the report without rich's console;
+    checked through ``sys.modules`` in a fresh interpreter."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    lines = [
+        line
+        for line in (root / "examples" / "tickets" / "trajectories.jsonl").read_text("utf-8").splitlines()
+        if "$var" not in line
+    ]
+    concrete = tmp_path / "concrete.jsonl"
+    concrete.write_text("\n".join(lines) + "\n", "utf-8")
+    probe = (
+        "import json, sys, contextlib, io\nfrom envfactory.cli import main\n"
+        "out = io.StringIO()\n"
+        "with contextlib.redirect_stdout(out):\n"
+        "    try:\n"
+        f"        main(['verify', {str(root / 'examples' / 'tickets' / 'tickets.yaml')!r}, {str(concrete)!r}])\n"
+        "    except SystemExit:\n"
+        "        pass\n"
+        "print(json.dumps([sorted(m for m in sys.modules if m.startswith('rich.')), out.getvalue()]))"
+    )
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE")
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        check=False,
+    )
+    modules, report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert "INVALID" in report and "verification summary" in report  # failures and the summary
+    assert "rich.console" not in modules and "rich.table" not in modules
