@@ -152,31 +152,50 @@ def _singular(name: str) -> str:
 
 def object_props(schema: Any, root: Mapping[str, Any] | None = None) -> tuple[dict[str, Any], frozenset[str]]:
     """The properties and required names of an object schema (``allOf`` parts merged, refs followed
-    inside ``root``, the bundled schema holding ``$defs``; ``schema`` itself by default)."""
+    inside ``root``, the bundled schema holding ``$defs``; ``schema`` itself by default).
+
+    Of a ``oneOf``/``anyOf`` (PagerDuty's script-or-job automation action), the properties every
+    branch declares, required where every branch requires them: what any of its values has.
+    """
     if not isinstance(schema, Mapping):
         return {}, frozenset()
-    if root is None:
-        root = schema
+    props, required = _props(schema, schema if root is None else root, 0)
+    return props, frozenset(required)
+
+
+def _props(node: Any, root: Mapping[str, Any], depth: int) -> tuple[dict[str, Any], set[str]]:
     props: dict[str, Any] = {}
     required: set[str] = set()
-
-    def visit(node: Any, depth: int) -> None:
-        if depth > 20 or not isinstance(node, Mapping):
-            return
-        ref = node.get("$ref")
-        if isinstance(ref, str) and ref.startswith("#/"):
-            visit(_follow(root, ref), depth + 1)
-        parts = node.get("allOf")
-        for part in parts if isinstance(parts, list) else []:
-            visit(part, depth + 1)
-        properties = node.get("properties")
-        for key, sub in properties.items() if isinstance(properties, Mapping) else ():
-            props.setdefault(str(key), sub)
-        names = node.get("required")
-        required.update(r for r in names if isinstance(r, str)) if isinstance(names, list) else None
-
-    visit(schema, 0)
-    return props, frozenset(required)
+    if depth > 20 or not isinstance(node, Mapping):
+        return props, required
+    parts: list[Any] = []
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/"):
+        parts.append(_follow(root, ref))
+    if isinstance(node.get("allOf"), list):
+        parts.extend(node["allOf"])
+    for part in parts:
+        sub, names = _props(part, root, depth + 1)
+        for key, value in sub.items():
+            props.setdefault(key, value)
+        required |= names
+    for word in ("oneOf", "anyOf"):
+        branches = node.get(word)
+        if not isinstance(branches, list) or not branches:
+            continue
+        each = [_props(b, root, depth + 1) for b in branches]
+        common = set.intersection(*(set(p) for p, _ in each))
+        for key in (k for k in each[0][0] if k in common):
+            subs = [p[key] for p, _ in each]
+            props.setdefault(key, subs[0] if all(s == subs[0] for s in subs) else {"anyOf": subs})
+        required |= set.intersection(*(r for _, r in each)) & common
+    properties = node.get("properties")
+    for key, sub in properties.items() if isinstance(properties, Mapping) else ():
+        props.setdefault(str(key), sub)
+    names = node.get("required")
+    if isinstance(names, list):
+        required.update(r for r in names if isinstance(r, str))
+    return props, required
 
 
 def _follow(root: Mapping[str, Any], ref: str) -> Any:
@@ -291,14 +310,24 @@ def scalar_kind(root: Mapping[str, Any], schema: Any) -> str | None:
     return None
 
 
-def is_object(root: Mapping[str, Any], schema: Any) -> bool:
+def is_object(root: Mapping[str, Any], schema: Any, depth: int = 0) -> bool:
     schema = resolve(root, schema)
     if not isinstance(schema, Mapping):
         return False
     kind = schema.get("type")
     if kind == "object" or (isinstance(kind, list) and "object" in kind):
         return True
-    return kind is None and ("properties" in schema or "allOf" in schema)
+    if kind is None and ("properties" in schema or "allOf" in schema):
+        return True
+    # a choice among records (``oneOf: [ScriptAction, JobAction]``) is a record too
+    branches = schema.get("oneOf", schema.get("anyOf"))
+    return (
+        kind is None
+        and depth < 20
+        and isinstance(branches, list)
+        and bool(branches)
+        and all(is_object(root, b, depth + 1) for b in branches)
+    )
 
 
 class _Inference:
@@ -399,11 +428,11 @@ class _Inference:
         by_lower = {str(k).lower(): str(k) for k in props}
         if lowered in by_lower:
             return by_lower[lowered]  # ``{Sid}`` for a record's ``sid``
-        for tail in ("sid", "uuid", "id", "name"):
+        for tail in ("sid", "uuid", "gid", "id", "name"):
             if lowered.endswith(tail) and tail in props:
-                return (
-                    tail  # ``{AccountSid}`` -> ``sid``, ``{serviceUuid}`` -> ``uuid``, ``{petId}`` -> ``id``
-                )
+                # ``{AccountSid}`` -> ``sid``, ``{serviceUuid}`` -> ``uuid``, ``{project_gid}`` ->
+                # ``gid`` (Asana), ``{petId}`` -> ``id``
+                return tail
         singular = _singular(self._name_base(resource))
         for candidate in (f"{singular}Id", f"{singular}_id", "id"):
             if candidate in props:
@@ -517,8 +546,12 @@ class _Inference:
         exact = self.template(op.path) == resource.template
         if exact and op.method == "DELETE":
             self.add(op, "effects", f"del {resource.name}[{key}]", loc)
-        if exact and op.method in ("PUT", "PATCH"):
-            value = self.stored_value(op, resource, params[-1].name)
+        # a POST on an instance (Stripe's, Twilio's and OpenAI's update) or an action on it
+        # (``/invoices/{invoice}/finalize``) stores what it answers where that is the record
+        # itself: the same fields as the collection's
+        action = op.method == "POST" and len(self.template(op.path)) == len(resource.template) + 1
+        if (exact and op.method in ("PUT", "PATCH", "POST")) or action:
+            value = self.stored_value(op, resource, params[-1].name, same_record=op.method == "POST")
             if value is not None:  # the stored record is what the modify answers
                 self.add(op, "effects", f"{resource.name}[{key}] = {value}", loc)
         if exact and op.method == "GET" and not resource.composite and op.output_schema is not None:
@@ -603,21 +636,35 @@ class _Inference:
             return None
         name, inner = wrapped
         field = self.key_field(resource, param, inner)
-        props, required = object_props(inner)
-        if field is None or field not in required or not self.kind_fits(resource, inner, props[field]):
+        props, _ = object_props(inner)
+        # like a bare record's, the wrapped key may be written optional (a read-only ``id``): a
+        # create that answers without it fails its step (``loader.effect``)
+        if field is None or not self.kind_fits(resource, inner, props[field]):
             return None
         base = field_ref("output", name)
         return field_ref(base, field), base
 
-    def stored_value(self, op: OpInfo, resource: Resource, param: str) -> str | None:
-        """What a modify (``PUT``/``PATCH`` on an instance) leaves stored: the record it answers."""
+    def stored_value(
+        self, op: OpInfo, resource: Resource, param: str, same_record: bool = False
+    ) -> str | None:
+        """What a modify (``PUT``/``PATCH`` on an instance) leaves stored: the record it answers;
+        with ``same_record``, only a record declaring the fields the collection's records do."""
         if op.output_schema is None or not is_object(op.output_schema, op.output_schema):
             return None
         field = self.key_field(resource, param, op.output_schema)
         if field is not None:
-            return "output"
-        inner = self.enveloped_key(op, resource, param)
-        return inner[1] if inner is not None else None
+            value, record = "output", op.output_schema
+        else:
+            inner = self.enveloped_key(op, resource, param)
+            if inner is None:
+                return None
+            wrapped = envelope(op.output_schema)
+            value, record = inner[1], wrapped[1] if wrapped is not None else {}
+        if same_record:
+            answered = set(object_props(record)[0])
+            if not answered or answered != set(object_props(resource.value_schema)[0]):
+                return None
+        return value
 
     @staticmethod
     def body_required(op: OpInfo) -> frozenset[str]:
