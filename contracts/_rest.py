@@ -192,9 +192,9 @@ def _props(node: Any, root: Mapping[str, Any], depth: int) -> tuple[dict[str, An
     properties = node.get("properties")
     for key, sub in properties.items() if isinstance(properties, Mapping) else ():
         props.setdefault(str(key), sub)
-    names = node.get("required")
-    if isinstance(names, list):
-        required.update(r for r in names if isinstance(r, str))
+    listed = node.get("required")
+    if isinstance(listed, list):
+        required.update(r for r in listed if isinstance(r, str))
     return props, required
 
 
