@@ -163,7 +163,9 @@ def object_props(schema: Any, root: Mapping[str, Any] | None = None) -> tuple[di
     return props, frozenset(required)
 
 
-def _props(node: Any, root: Mapping[str, Any], depth: int) -> tuple[dict[str, Any], set[str]]:
+def _props(
+    node: Any, root: Mapping[str, Any], depth: int, choices: bool = True
+) -> tuple[dict[str, Any], set[str]]:
     props: dict[str, Any] = {}
     required: set[str] = set()
     if depth > 20 or not isinstance(node, Mapping):
@@ -175,13 +177,13 @@ def _props(node: Any, root: Mapping[str, Any], depth: int) -> tuple[dict[str, An
     if isinstance(node.get("allOf"), list):
         parts.extend(node["allOf"])
     for part in parts:
-        sub, names = _props(part, root, depth + 1)
+        sub, names = _props(part, root, depth + 1, choices)
         for key, value in sub.items():
             props.setdefault(key, value)
         required |= names
     for word in ("oneOf", "anyOf"):
         branches = node.get(word)
-        if not isinstance(branches, list) or not branches:
+        if not choices or not isinstance(branches, list) or not branches:
             continue
         each = [_props(b, root, depth + 1) for b in branches]
         common = set.intersection(*(set(p) for p, _ in each))
@@ -221,8 +223,8 @@ def flat_object(schema: Mapping[str, Any]) -> Mapping[str, Any]:
     if "allOf" not in target and "$ref" not in schema:
         return schema
     props, required = object_props(schema)
-    if not props:
-        return schema
+    if not props or set(props) != set(_props(schema, schema, 0, choices=False)[0]):
+        return schema  # a part is a choice (``oneOf``): kept whole, its branches' fields with it
     result: dict[str, Any] = {"type": "object", "properties": dict(props)}
     if required:
         result["required"] = [k for k in props if k in required]
@@ -328,6 +330,25 @@ def is_object(root: Mapping[str, Any], schema: Any, depth: int = 0) -> bool:
         and bool(branches)
         and all(is_object(root, b, depth + 1) for b in branches)
     )
+
+
+def shapes(schema: Any) -> set[frozenset[str]]:
+    """The field sets a record of ``schema`` may be declared with: its own, and where it is a
+    choice (Stripe's ``anyOf: [customer, deleted_customer]``), each branch's."""
+    if not isinstance(schema, Mapping):
+        return set()
+    found = {frozenset(object_props(schema)[0])}
+    node: Any = schema
+    for _ in range(20):
+        node = resolve(schema, node)
+        parts = node.get("allOf") if isinstance(node, Mapping) else None
+        if not (isinstance(parts, list) and len(parts) == 1):
+            break
+        node = parts[0]
+    branches = node.get("oneOf", node.get("anyOf")) if isinstance(node, Mapping) else None
+    for branch in branches if isinstance(branches, list) else ():
+        found.add(frozenset(object_props(branch, schema)[0]))
+    return {s for s in found if s}
 
 
 class _Inference:
@@ -461,6 +482,7 @@ class _Inference:
         for op in self.ops:
             self.consumer(op)
             self.producer(op)
+            self.flat_producer(op)
             self.collection_update(op)
             self.lister(op)
         for op in self.ops:
@@ -606,6 +628,33 @@ class _Inference:
             )
         self.add(op, "effects", f"{resource.name}[{key}] = {value}", op.loc)
 
+    def flat_producer(self, op: OpInfo) -> None:
+        """``POST /projects/{project_gid}/sections`` creating a section that is fetched at
+        ``/sections/{section_gid}`` (Asana's style): the one top-level collection named like the
+        path's last segment stores what the call answers, where that is shaped like its records."""
+        tmpl = self.template(op.path)
+        if op.method != "POST" or "{}" not in tmpl or tmpl[-1] == "{}" or (*tmpl, "{}") in self.resources:
+            return
+        found = [
+            r
+            for r in self.resources.values()
+            if r.depth == 1 and not r.composite and r.template[-2:] == (tmpl[-1], "{}")
+        ]
+        if len(found) != 1 or op.output_schema is None:
+            return
+        resource = found[0]
+        sample = next((o for o in self.ops if self.resource_template(o.path) == resource.template), None)
+        own = self.op_params(sample, resource.template) if sample is not None else []
+        if not own:
+            return
+        key, value, client = self.produced_key(op, resource, own[-1].name)
+        if key is None or value is None or client:
+            return
+        wrapped = envelope(op.output_schema) if value != "output" else None
+        record = wrapped[1] if wrapped is not None else op.output_schema
+        if self.same_record(record, resource):
+            self.add(op, "effects", f"{resource.name}[{key}] = {value}", op.loc)
+
     def produced_key(self, op: OpInfo, resource: Resource, param: str) -> tuple[str | None, str | None, bool]:
         """Where a producer's new key is: (key expression, stored value, whether the client chose it)."""
         out_props, _ = object_props(op.output_schema) if op.output_schema is not None else ({}, frozenset())
@@ -660,11 +709,15 @@ class _Inference:
                 return None
             wrapped = envelope(op.output_schema)
             value, record = inner[1], wrapped[1] if wrapped is not None else {}
-        if same_record:
-            answered = set(object_props(record)[0])
-            if not answered or answered != set(object_props(resource.value_schema)[0]):
-                return None
+        if same_record and not self.same_record(record, resource):
+            return None
         return value
+
+    @staticmethod
+    def same_record(record: Mapping[str, Any], resource: Resource) -> bool:
+        """Whether ``record`` declares the fields a record of the collection does."""
+        answered = frozenset(object_props(record)[0])
+        return bool(answered) and answered in shapes(resource.value_schema)
 
     @staticmethod
     def body_required(op: OpInfo) -> frozenset[str]:

@@ -307,8 +307,35 @@ paths:
     delete:
       operationId: deleteProject
       responses: {'200': {description: deleted}}
+  /projects/{project_gid}/sections:
+    parameters: [{name: project_gid, in: path, required: true, schema: {type: string}}]
+    post:
+      operationId: createSectionForProject
+      responses:
+        '201':
+          description: created
+          content:
+            application/json:
+              schema:
+                type: object
+                properties: {data: {$ref: '#/components/schemas/SectionResponse'}}
+  /sections/{section_gid}:
+    parameters: [{name: section_gid, in: path, required: true, schema: {type: string}}]
+    get:
+      operationId: getSection
+      responses:
+        '200':
+          description: the section
+          content:
+            application/json:
+              schema:
+                type: object
+                properties: {data: {$ref: '#/components/schemas/SectionResponse'}}
 components:
   schemas:
+    SectionResponse:
+      type: object
+      properties: {gid: {type: string, readOnly: true}, name: {type: string}}
     ProjectRequest:
       type: object
       properties: {name: {type: string}}
@@ -335,6 +362,11 @@ def test_asana_data_envelopes_keyed_by_gid_create_update_and_delete(tmp_path: Pa
     assert updated.ok, updated
     # the stored record is the one the update answered, not the one the create did
     assert sim.state["projects"][gid] == updated.output["data"]
+    # a section made below its project is fetched at the top level
+    assert effects(contract, "createSectionForProject") == ["sections[output.data.gid] = output.data"]
+    section = sim.call("createSectionForProject", {"project_gid": gid})
+    assert section.ok, section
+    assert sim.call("getSection", {"section_gid": section.output["data"]["gid"]}).status == 200
     assert sim.call("deleteProject", {"project_gid": gid}).ok
     assert sim.call("getProject", {"project_gid": gid}).status == 404
 
@@ -387,8 +419,40 @@ paths:
           content:
             application/json:
               schema: {type: object, properties: {id: {type: string}, amount: {type: integer}}, required: [id]}
+  /v1/customers:
+    post:
+      operationId: PostCustomers
+      responses:
+        '200':
+          description: created
+          content: {application/json: {schema: {$ref: '#/components/schemas/customer'}}}
+  /v1/customers/{customer}:
+    parameters: [{name: customer, in: path, required: true, schema: {type: string, maxLength: 5000}}]
+    get:
+      operationId: GetCustomersCustomer
+      responses:
+        '200':
+          description: the customer, or what is left of a deleted one
+          content:
+            application/json:
+              schema:
+                anyOf: [{$ref: '#/components/schemas/customer'}, {$ref: '#/components/schemas/deleted_customer'}]
+    post:
+      operationId: PostCustomersCustomer
+      responses:
+        '200':
+          description: updated
+          content: {application/json: {schema: {$ref: '#/components/schemas/customer'}}}
 components:
   schemas:
+    customer:
+      type: object
+      properties: {id: {type: string}, email: {type: string, nullable: true}}
+      required: [id]
+    deleted_customer:
+      type: object
+      properties: {id: {type: string}, deleted: {type: boolean, enum: [true]}}
+      required: [id, deleted]
     invoice:
       type: object
       properties:
@@ -404,6 +468,8 @@ def test_posts_on_an_instance_and_its_actions_store_the_record_they_answer(tmp_p
     assert effects(contract, "PostInvoicesInvoice") == ["invoices[input.invoice] = output"]
     assert effects(contract, "PostInvoicesInvoiceFinalize") == ["invoices[input.invoice] = output"]
     assert effects(contract, "PostInvoicesInvoiceLines") == []  # answers a line, not the invoice
+    # the GET answers one of two records; the update answers one of them, so it stores it
+    assert effects(contract, "PostCustomersCustomer") == ["customers[input.customer] = output"]
     assert all(
         contract.operations[n].inferred_effects
         for n in ("PostInvoicesInvoice", "PostInvoicesInvoiceFinalize")
