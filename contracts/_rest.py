@@ -80,6 +80,7 @@ class OpInfo:
     errors: Mapping[int, str]
     loc: Location
     links: tuple[LinkInfo, ...] = ()
+    created: bool = False  # the success response is 201 Created
 
 
 @attrs.frozen(slots=True)
@@ -233,12 +234,18 @@ def flat_object(schema: Mapping[str, Any]) -> Mapping[str, Any]:
     return result
 
 
-def envelope(schema: Mapping[str, Any]) -> tuple[str, dict[str, Any]] | None:
+def envelope(schema: Mapping[str, Any], named: Sequence[str] = ()) -> tuple[str, dict[str, Any]] | None:
     """The wrapper field and the wrapped record schema of an enveloped response (PagerDuty's
-    ``{"service": {...}}``: one object property; or a ``data``-like one among others)."""
+    ``{"service": {...}}``: one object property; or a ``data``-like one among others, or one
+    ``named`` after the resource: DigitalOcean's ``{"dedicated_inference": ..., "token": ...}``)."""
     props, _ = object_props(schema)
     objects = [k for k, v in props.items() if is_object(schema, v) and object_props(v, schema)[0]]
-    name = next((k for k in _ENVELOPES if k in objects), None)
+    # a field named after the resource is its envelope only where the answer holds nothing else
+    # of its own (no scalar fields: a record may well have a nested record named like itself)
+    wrappers = (
+        (*_ENVELOPES, *named) if all(scalar_kind(schema, v) is None for v in props.values()) else _ENVELOPES
+    )
+    name = next((k for k in wrappers if k in objects), None)
     if name is None and len(props) == 1 and objects:
         name = objects[0]
     if name is None:
@@ -423,11 +430,15 @@ class _Inference:
         """What one instance looks like: the item GET's response, else a producer's, else anything."""
         candidates = [op for op in users if op.method == "GET" and self.template(op.path) == tmpl]
         candidates += [op for op in self.ops if op.method == "POST" and self.template(op.path) == tmpl[:-1]]
+        records = []
         for op in candidates:
             if op.output_schema is not None and is_object(op.output_schema, op.output_schema):
-                wrapped = envelope(op.output_schema)
-                return flat_object(wrapped[1] if wrapped is not None else op.output_schema)
-        return {}
+                wrapped = envelope(op.output_schema, self.names_of(tmpl))
+                records.append(flat_object(wrapped[1] if wrapped is not None else op.output_schema))
+        # one kind of record before a choice of several (Stripe's customer, not the GET's
+        # ``anyOf: [customer, deleted_customer]``)
+        plain = [r for r in records if len(shapes(r)) <= 1]
+        return (plain or records or [{}])[0]
 
     # -- keys ----------------------------------------------------------------------------------
 
@@ -440,7 +451,9 @@ class _Inference:
             return ' + "/" + '.join(refs)
         return refs[-1]
 
-    def key_field(self, resource: Resource, param: str, schema: Mapping[str, Any] | None) -> str | None:
+    def key_field(
+        self, resource: Resource, param: str, schema: Mapping[str, Any] | None, named_alone: bool = False
+    ) -> str | None:
         """The field of a record that holds the resource's key (``petId`` or ``id``)."""
         props, _ = object_props(schema)
         if param in props:
@@ -458,7 +471,29 @@ class _Inference:
         for candidate in (f"{singular}Id", f"{singular}_id", "id"):
             if candidate in props:
                 return candidate
+        if not named_alone:
+            return None
+        # ``{namespace_id}`` naming a record's ``namespace`` (DigitalOcean's functions): only in
+        # an answer, where the record comes whole (a request's ``file`` is no file id)
+        for tail in ("_id", "Id"):
+            named = param[: -len(tail)]
+            if (
+                param.endswith(tail)
+                and named in props
+                and scalar_kind(schema or {}, props[named]) is not None
+            ):
+                return named
         return None
+
+    def record_names(self, resource: Resource) -> tuple[str, ...]:
+        """What an envelope field holding one of ``resource``'s records may be called."""
+        return self.names_of(resource.template)
+
+    @staticmethod
+    def names_of(template: tuple[str, ...]) -> tuple[str, ...]:
+        literals = [s for s in template if s != "{}"]
+        singular = _singular(literals[-1] if literals else "items")
+        return (singular, singular.replace("-", "_"))
 
     def kind_fits(self, resource: Resource, root: Mapping[str, Any], schema: Any) -> bool:
         return scalar_kind(root, schema) == resource.key_type
@@ -568,13 +603,20 @@ class _Inference:
         exact = self.template(op.path) == resource.template
         if exact and op.method == "DELETE":
             self.add(op, "effects", f"del {resource.name}[{key}]", loc)
-        # a POST on an instance (Stripe's, Twilio's and OpenAI's update) or an action on it
-        # (``/invoices/{invoice}/finalize``) stores what it answers where that is the record
-        # itself: the same fields as the collection's
-        action = op.method == "POST" and len(self.template(op.path)) == len(resource.template) + 1
-        if (exact and op.method in ("PUT", "PATCH", "POST")) or action:
+        # a POST on an instance (Stripe's, Twilio's and OpenAI's update) stores what it answers
+        # where that is the record itself: the same fields as the collection's
+        if exact and op.method in ("PUT", "PATCH", "POST"):
             value = self.stored_value(op, resource, params[-1].name, same_record=op.method == "POST")
             if value is not None:  # the stored record is what the modify answers
+                self.add(op, "effects", f"{resource.name}[{key}] = {value}", loc)
+        # so does an action on it (``/invoices/{invoice}/finalize``); one answering 201 made a
+        # new instance (Box's ``/files/{file_id}/copy``), stored under the key it answers
+        if op.method == "POST" and len(self.template(op.path)) == len(resource.template) + 1:
+            value = self.stored_value(op, resource, params[-1].name, same_record=True)
+            answered = self.answered_key(op, resource, params) if op.created else None
+            if answered is not None:
+                self.add(op, "effects", f"{resource.name}[{answered[0]}] = {answered[1]}", loc)
+            elif value is not None and not op.created:
                 self.add(op, "effects", f"{resource.name}[{key}] = {value}", loc)
         if exact and op.method == "GET" and not resource.composite and op.output_schema is not None:
             field = self.key_field(resource, params[-1].name, op.output_schema)
@@ -650,7 +692,7 @@ class _Inference:
         key, value, client = self.produced_key(op, resource, own[-1].name)
         if key is None or value is None or client:
             return
-        wrapped = envelope(op.output_schema) if value != "output" else None
+        wrapped = envelope(op.output_schema, self.record_names(resource)) if value != "output" else None
         record = wrapped[1] if wrapped is not None else op.output_schema
         if self.same_record(record, resource):
             self.add(op, "effects", f"{resource.name}[{key}] = {value}", op.loc)
@@ -671,20 +713,43 @@ class _Inference:
         if in_field is not None and in_base is not None:
             return field_ref(in_base, in_field), in_base, True
         inner = self.enveloped_key(op, resource, param)
-        if inner is not None:
+        if inner is not None and self.creates_in(op, resource, inner[1]):
             return inner[0], inner[1], False
         return None, None, False
+
+    def creates_in(self, op: OpInfo, resource: Resource, wrapper: str) -> bool:
+        """Whether an enveloped answer is a record of ``resource``'s: the envelope is named so
+        (``data``, ``service`` for ``services``), or the record is shaped like the one fetching
+        an instance answers; not ``{"agent": ...}`` answering an attach to the agent's functions
+        (the collection's records may be read from that very answer: their shape tells nothing)."""
+        if wrapper in [field_ref("output", n) for n in (*_ENVELOPES, *self.record_names(resource))]:
+            return True
+        wrapped = envelope(op.output_schema or {}, self.record_names(resource))
+        return wrapped is not None and bool(shapes(wrapped[1]) & self.fetched_shapes(resource))
+
+    def fetched_shapes(self, resource: Resource) -> set[frozenset[str]]:
+        """The field sets of the records fetching an instance (``GET`` on its path) answers."""
+        found: set[frozenset[str]] = set()
+        for o in self.ops:
+            if (
+                o.method == "GET"
+                and self.template(o.path) == resource.template
+                and o.output_schema is not None
+            ):
+                record = envelope(o.output_schema, self.record_names(resource))
+                found |= shapes(record[1] if record is not None else o.output_schema)
+        return found
 
     def enveloped_key(self, op: OpInfo, resource: Resource, param: str) -> tuple[str, str] | None:
         """A response that wraps the record (``{"service": {...}}``, ``{"data": {...}}``): the
         key inside it and the wrapped record, as expressions over ``output``."""
         if op.output_schema is None:
             return None
-        wrapped = envelope(op.output_schema)
+        wrapped = envelope(op.output_schema, self.record_names(resource))
         if wrapped is None:
             return None
         name, inner = wrapped
-        field = self.key_field(resource, param, inner)
+        field = self.key_field(resource, param, inner, named_alone=True)
         props, _ = object_props(inner)
         # like a bare record's, the wrapped key may be written optional (a read-only ``id``): a
         # create that answers without it fails its step (``loader.effect``)
@@ -692,6 +757,23 @@ class _Inference:
             return None
         base = field_ref("output", name)
         return field_ref(base, field), base
+
+    def answered_key(self, op: OpInfo, resource: Resource, params: list[ParamInfo]) -> tuple[str, str] | None:
+        """The key of the record a call answers (the parent's from the path) and the record,
+        where the answer is one of ``resource``'s records."""
+        value = self.stored_value(op, resource, params[-1].name, same_record=True)
+        if value is None or op.output_schema is None:
+            return None
+        wrapped = envelope(op.output_schema, self.record_names(resource)) if value != "output" else None
+        record = wrapped[1] if wrapped is not None else op.output_schema
+        field = self.key_field(resource, params[-1].name, record)
+        props, _ = object_props(record)
+        if field is None or not self.kind_fits(resource, record, props[field]):
+            return None
+        own = field_ref(value, field)
+        if not resource.composite:
+            return own, value
+        return ' + "/" + '.join([*(field_ref("input", p.name) for p in params[:-1]), own]), value
 
     def stored_value(
         self, op: OpInfo, resource: Resource, param: str, same_record: bool = False
@@ -707,17 +789,15 @@ class _Inference:
             inner = self.enveloped_key(op, resource, param)
             if inner is None:
                 return None
-            wrapped = envelope(op.output_schema)
+            wrapped = envelope(op.output_schema, self.record_names(resource))
             value, record = inner[1], wrapped[1] if wrapped is not None else {}
         if same_record and not self.same_record(record, resource):
             return None
         return value
 
-    @staticmethod
-    def same_record(record: Mapping[str, Any], resource: Resource) -> bool:
+    def same_record(self, record: Mapping[str, Any], resource: Resource) -> bool:
         """Whether ``record`` declares the fields a record of the collection does."""
-        answered = frozenset(object_props(record)[0])
-        return bool(answered) and answered in shapes(resource.value_schema)
+        return bool(shapes(record) & (shapes(resource.value_schema) | self.fetched_shapes(resource)))
 
     @staticmethod
     def body_required(op: OpInfo) -> frozenset[str]:

@@ -409,6 +409,14 @@ paths:
         '200':
           description: finalized
           content: {application/json: {schema: {$ref: '#/components/schemas/invoice'}}}
+  /v1/invoices/{invoice}/copy:
+    parameters: [{name: invoice, in: path, required: true, schema: {type: string, maxLength: 5000}}]
+    post:
+      operationId: PostInvoicesInvoiceCopy
+      responses:
+        '201':
+          description: the copy
+          content: {application/json: {schema: {$ref: '#/components/schemas/invoice'}}}
   /v1/invoices/{invoice}/lines:
     parameters: [{name: invoice, in: path, required: true, schema: {type: string, maxLength: 5000}}]
     post:
@@ -467,6 +475,8 @@ def test_posts_on_an_instance_and_its_actions_store_the_record_they_answer(tmp_p
     contract = load(tmp_path, STRIPE)
     assert effects(contract, "PostInvoicesInvoice") == ["invoices[input.invoice] = output"]
     assert effects(contract, "PostInvoicesInvoiceFinalize") == ["invoices[input.invoice] = output"]
+    # an action answering 201 made a new invoice: stored under the key it answers
+    assert effects(contract, "PostInvoicesInvoiceCopy") == ["invoices[output.id] = output"]
     assert effects(contract, "PostInvoicesInvoiceLines") == []  # answers a line, not the invoice
     # the GET answers one of two records; the update answers one of them, so it stores it
     assert effects(contract, "PostCustomersCustomer") == ["customers[input.customer] = output"]
@@ -479,6 +489,10 @@ def test_posts_on_an_instance_and_its_actions_store_the_record_they_answer(tmp_p
     finalized = sim.call("PostInvoicesInvoiceFinalize", {"invoice": invoice})
     assert finalized.ok, finalized
     assert sim.state["invoices"][invoice] == finalized.output
+    copied = sim.call("PostInvoicesInvoiceCopy", {"invoice": invoice})
+    assert copied.ok and copied.output["id"] != invoice, copied
+    assert sim.state["invoices"][invoice] == finalized.output  # the original stays as it was
+    assert sim.state["invoices"][copied.output["id"]] == copied.output
 
 
 _NAMES = st.sampled_from(["id", "gid", "name", "type", "script", "job_id"])
@@ -509,3 +523,108 @@ def test_a_choice_of_records_declares_what_every_branch_declares(
     assert set(props) == common
     assert required == frozenset(set.intersection(*(names & req for names, req in branches)))
     assert _rest.is_object(schema, schema)
+
+
+# DigitalOcean: an envelope among others named after the resource, a key named like the path
+# parameter without its ``_id``, and an attach answering the agent (not one of its functions)
+DIGITALOCEAN = """openapi: 3.0.0
+info: {title: do, version: '2'}
+paths:
+  /v2/dedicated-inferences:
+    post:
+      operationId: dedicatedInferences_create
+      responses:
+        '202':
+          description: accepted
+          content:
+            application/json:
+              schema:
+                type: object
+                properties:
+                  dedicated_inference: {$ref: '#/components/schemas/inference'}
+                  token: {type: object, properties: {secret: {type: string}}}
+  /v2/dedicated-inferences/{dedicated_inference_id}:
+    parameters: [{name: dedicated_inference_id, in: path, required: true, schema: {type: string}}]
+    get:
+      operationId: dedicatedInferences_get
+      responses:
+        '200':
+          description: the inference
+          content:
+            application/json:
+              schema: {type: object, properties: {dedicated_inference: {$ref: '#/components/schemas/inference'}}}
+  /v2/functions/namespaces:
+    post:
+      operationId: functions_create_namespace
+      responses:
+        '200':
+          description: created
+          content:
+            application/json:
+              schema: {type: object, properties: {namespace: {$ref: '#/components/schemas/namespace'}}}
+  /v2/functions/namespaces/{namespace_id}:
+    parameters: [{name: namespace_id, in: path, required: true, schema: {type: string}}]
+    get:
+      operationId: functions_get_namespace
+      responses:
+        '200':
+          description: the namespace
+          content:
+            application/json:
+              schema: {type: object, properties: {namespace: {$ref: '#/components/schemas/namespace'}}}
+  /v2/gen-ai/agents/{agent_uuid}:
+    parameters: [{name: agent_uuid, in: path, required: true, schema: {type: string}}]
+    get:
+      operationId: genai_get_agent
+      responses:
+        '200':
+          description: the agent
+          content:
+            application/json:
+              schema: {type: object, properties: {agent: {$ref: '#/components/schemas/agent'}}}
+  /v2/gen-ai/agents/{agent_uuid}/functions:
+    parameters: [{name: agent_uuid, in: path, required: true, schema: {type: string}}]
+    post:
+      operationId: genai_attach_agent_function
+      responses:
+        '200':
+          description: the agent, with the function attached
+          content:
+            application/json:
+              schema: {type: object, properties: {agent: {$ref: '#/components/schemas/agent'}}}
+  /v2/gen-ai/agents/{agent_uuid}/functions/{function_uuid}:
+    parameters:
+      - {name: agent_uuid, in: path, required: true, schema: {type: string}}
+      - {name: function_uuid, in: path, required: true, schema: {type: string}}
+    delete:
+      operationId: genai_detach_agent_function
+      responses: {'200': {description: detached}}
+components:
+  schemas:
+    inference:
+      type: object
+      properties: {id: {type: string}, region: {type: string}}
+    namespace:
+      type: object
+      properties: {namespace: {type: string}, label: {type: string}, region: {type: string}}
+    agent:
+      type: object
+      properties: {uuid: {type: string}, name: {type: string}}
+"""
+
+
+def test_digitalocean_envelopes_named_after_the_resource(tmp_path: Path) -> None:
+    contract = load(tmp_path, DIGITALOCEAN)
+    assert effects(contract, "dedicatedInferences_create") == [
+        "dedicated_inferences[output.dedicated_inference.id] = output.dedicated_inference"
+    ]
+    assert effects(contract, "functions_create_namespace") == [
+        "namespaces[output.namespace.namespace] = output.namespace"
+    ]
+    # the agent answered is stored as the agent, not as one of its functions
+    assert effects(contract, "genai_attach_agent_function") == ["agents[input.agent_uuid] = output.agent"]
+    sim = envfactory.Simulator(contract, seed=4)
+    made = sim.call("functions_create_namespace", {})
+    assert made.ok, made
+    name = made.output["namespace"]["namespace"]
+    assert sim.call("functions_get_namespace", {"namespace_id": name}).status == 200
