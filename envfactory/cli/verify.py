@@ -34,6 +34,7 @@ INPUT_FORMATS = (
     "anthropic",
     "gemini",
     "bedrock",
+    "cohere",
     "mcp",
     "bfcl",
 )

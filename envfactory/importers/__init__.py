@@ -1,4 +1,5 @@
-"""Agent logs to trajectories (OpenAI chat and Responses, Anthropic, Gemini, Bedrock, MCP, BFCL): one module per log format, ``sniff`` to tell them apart, and
+"""Agent logs to trajectories (OpenAI chat and Responses, Anthropic, Gemini, Bedrock, Cohere v1, MCP,
+BFCL): one module per log format, ``sniff`` to tell them apart, and
 ``read(format, path, **opts)`` (used by ``envfactory import`` and ``verify --input-format``) to
 read a file in any of them.
 
@@ -27,6 +28,7 @@ from envfactory.importers.bfcl import (
     parse_call,
     questions_beside,
 )
+from envfactory.importers.cohere import import_cohere
 from envfactory.importers.gemini import import_gemini
 from envfactory.importers.mcp import import_mcp
 from envfactory.importers.openai_chat import import_openai_chat
@@ -49,6 +51,7 @@ IMPORTERS: dict[str, Importer] = {
     "anthropic": import_anthropic,
     "gemini": import_gemini,
     "bedrock": import_bedrock,
+    "cohere": import_cohere,
     "mcp": import_mcp,
     "bfcl": import_bfcl,
 }
@@ -192,6 +195,7 @@ __all__ = [
     "import_anthropic",
     "import_bedrock",
     "import_bfcl",
+    "import_cohere",
     "import_file",
     "import_gemini",
     "import_mcp",

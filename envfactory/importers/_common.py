@@ -249,6 +249,10 @@ class PendingStep:
         return Step(self.tool, self.input, self.output, self.status, self.has_output, self.meta)
 
 
+_ANY: Any = object()
+"""No input given: any input matches."""
+
+
 class CallLog:
     """The calls of one conversation in order, with their results matched to them by call id.
 
@@ -283,10 +287,13 @@ class CallLog:
             raise Problem(f"{where}: a second result for call {call_id!r}")
         return target
 
-    def result_by_name(self, name: Any) -> PendingStep | None:
+    def result_by_name(self, name: Any, value: Any = _ANY) -> PendingStep | None:
         """The oldest unanswered call of tool ``name`` (for logs whose results carry no call id),
-        or None (noted as unmatched)."""
-        target = next((s for s in self.pending if s.tool == name and not s.has_output), None)
+        preferring one whose input equals ``value`` when the result repeats the call's arguments
+        (Cohere v1), or None (noted as unmatched)."""
+        open_calls = [s for s in self.pending if s.tool == name and not s.has_output]
+        same = (s for s in open_calls if value is not _ANY and s.input == value)
+        target = next(same, open_calls[0] if open_calls else None)
         if target is None:
             self.unmatched.append(str(name))
         return target

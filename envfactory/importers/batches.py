@@ -5,7 +5,9 @@ one result per line (``custom_id``, ``response: {status_code, body}``, ``error``
 Message Batches take ``{custom_id, params}`` and return ``{custom_id, result: {type, message}}``;
 Gemini's batch mode ``{key, request}`` and ``{key, response | error}``; Vertex AI batch prediction
 writes ``{request, response, status}`` and Bedrock batch inference ``{recordId, modelInput,
-modelOutput}``. Logs are often kept in exactly these files, so each line is opened to the request
+modelOutput}``; Bedrock's model invocation logging (CloudWatch or S3) writes ``{schemaType:
+"ModelInvocationLog", requestId, operation, input: {inputBodyJson}, output: {outputBodyJson}}``,
+a streamed operation's output as its list of events. Logs are often kept in exactly these files, so each line is opened to the request
 or response inside it (or, where a line holds both, the request's conversation followed by the
 response's message), which the format's importer then reads as it would a bare one. The
 conversation's id is the one the user chose (``custom_id``, ``key``, ``recordId``; the vendor's
@@ -18,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from envfactory.contracts.errors import Location, TrajectoryError
+from envfactory.importers.streams import assemble
 
 _FAILED_RESULTS = ("errored", "canceled", "expired")
 
@@ -27,6 +30,8 @@ def open_envelope(data: Any, location: Location) -> Any:
     ``custom_id`` as its ``id``); a ``TrajectoryError`` for a request that produced nothing."""
     if not isinstance(data, dict):
         return data
+    if data.get("schemaType") == "ModelInvocationLog":
+        return _invocation_log(data, location)
     if isinstance(data.get("recordId"), str) and ("modelInput" in data or "modelOutput" in data):
         return _pair(data, data["recordId"], data.get("modelInput"), data.get("modelOutput"), location)
     if isinstance(data.get("key"), str) and any(
@@ -71,6 +76,23 @@ def _anthropic_result(result: dict[str, Any], cid: str, location: Location) -> A
         error = result.get("error")
         return _failed(cid, f"{kind}: {_message_of(error)}" if error else kind, location)
     return _failed(cid, f"unexpected result type {kind!r}", location)
+
+
+def _invocation_log(data: dict[str, Any], location: Location) -> Any:
+    """A Bedrock model invocation log entry: its request and response bodies, as one conversation
+    named by the ``requestId``; a streamed response (a list of events) put back together first."""
+    rid = data.get("requestId") if isinstance(data.get("requestId"), str) else None
+    if data.get("errorCode"):
+        return _failed(rid, str(data["errorCode"]), location)
+    given: dict[str, Any] = data["input"] if isinstance(data.get("input"), dict) else {}
+    got: dict[str, Any] = data["output"] if isinstance(data.get("output"), dict) else {}
+    request, response = given.get("inputBodyJson"), got.get("outputBodyJson")
+    if isinstance(response, list):
+        events = [r for r in assemble((location, e) for e in response) if not isinstance(r, TrajectoryError)]
+        response = events[0][1] if len(events) == 1 else None
+    if request is None and response is None and ("inputBodyS3Path" in given or "outputBodyS3Path" in got):
+        return _failed(rid, "its bodies were delivered to S3 (inputBodyS3Path); import those files", location)
+    return _pair({}, rid, request, response, location)
 
 
 def _pair(data: dict[str, Any], cid: str | None, request: Any, response: Any, location: Location) -> Any:

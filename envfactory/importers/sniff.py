@@ -3,7 +3,8 @@
 The formats differ in how they spell a tool call: native ``steps``, BFCL ``ground_truth``, OpenAI
 chat ``tool_calls`` / ``role: tool``, Responses ``function_call`` items, Anthropic ``tool_use`` /
 ``tool_result`` blocks, Gemini ``functionCall`` / ``functionResponse`` parts, Bedrock ``toolUse``
-/ ``toolResult`` blocks, MCP JSON-RPC ``tools/call`` messages. A conversation with no tool call at all is plain chat, which every chat
+/ ``toolResult`` blocks, Cohere v1 ``CHATBOT`` turns' ``tool_calls`` and ``tool_results``, MCP
+JSON-RPC ``tools/call`` messages. A conversation with no tool call at all is plain chat, which every chat
 importer reads the same way (as zero steps): it is reported as ``openai-chat``.
 """
 
@@ -14,12 +15,24 @@ from typing import Any
 from envfactory.contracts.errors import TrajectoryError
 from envfactory.importers.anthropic import BLOCK_TYPES
 from envfactory.importers.bedrock import BLOCK_KEYS, response_message
+from envfactory.importers.cohere import is_record as is_cohere_record
+from envfactory.importers.cohere import is_turn as is_cohere_turn
 from envfactory.importers.gemini import CALL_KEYS, RESPONSE_KEYS
 from envfactory.importers.openai_chat import RUN_STEP, run_steps, stored_messages
 from envfactory.importers.openai_responses import ITEM_TYPES
 from envfactory.importers.streams import is_message
 
-FORMATS = ("native", "openai-chat", "openai-responses", "anthropic", "gemini", "bedrock", "mcp", "bfcl")
+FORMATS = (
+    "native",
+    "openai-chat",
+    "openai-responses",
+    "anthropic",
+    "gemini",
+    "bedrock",
+    "cohere",
+    "mcp",
+    "bfcl",
+)
 _RESPONSES_ITEMS = ITEM_TYPES
 _ANTHROPIC_BLOCKS = BLOCK_TYPES
 _SCAN = 10_000
@@ -65,9 +78,22 @@ def _sniff(data: Any) -> str | None:
 
 
 def _is_record(item: dict[str, Any]) -> bool:
-    return any(
-        key in item for key in ("steps", "ground_truth", "messages", "choices", "contents", "candidates")
-    ) or ("type" not in item and any(isinstance(item.get(k), list) for k in ("input", "output", "data")))
+    return (
+        any(
+            key in item
+            for key in (
+                "steps",
+                "ground_truth",
+                "messages",
+                "choices",
+                "contents",
+                "candidates",
+                "chat_history",
+            )
+        )
+        or is_cohere_record(item)
+        or ("type" not in item and any(isinstance(item.get(k), list) for k in ("input", "output", "data")))
+    )
 
 
 def _sniff_object(data: dict[str, Any]) -> str | None:
@@ -77,6 +103,8 @@ def _sniff_object(data: dict[str, Any]) -> str | None:
         return "bfcl"
     if isinstance(data.get("steps"), list):
         return "native"
+    if is_cohere_record(data):
+        return "cohere"
     if isinstance(data.get("messages"), list):
         return _sniff_items([m for m in data["messages"][:_SCAN] if isinstance(m, dict)])
     if isinstance(data.get("choices"), list) or data.get("object") == RUN_STEP:
@@ -104,6 +132,8 @@ def _sniff_object(data: dict[str, Any]) -> str | None:
 def _sniff_items(items: list[dict[str, Any]]) -> str:
     """Messages or items of one conversation: the first tool-bearing structure decides."""
     for item in items[:_SCAN]:
+        if is_cohere_turn(item) and ("tool_calls" in item or "tool_results" in item):
+            return "cohere"
         if _kind(item) in _RESPONSES_ITEMS:
             return "openai-responses"
         if "tool_calls" in item or "function_call" in item or item.get("role") in ("tool", "function"):

@@ -16,7 +16,13 @@ JSON event a line, or the raw server-sent-events text (``event: ...`` / ``data: 
   ``toolUse`` block's input in string fragments; they become a Converse response;
 - Gemini ``streamGenerateContent`` chunks (responses with ``candidates`` and nothing of a
   request): each candidate's parts joined, text pieces into one text, until a chunk gives a
-  ``finishReason`` (or another ``responseId`` starts).
+  ``finishReason`` (or another ``responseId`` starts);
+- Cohere v2 ``chat_stream`` events (``message-start`` ... ``message-end``): tool calls by
+  ``index`` with their ``arguments`` in fragments; they become a v2 chat response (one
+  ``message``, OpenAI-style, which the ``openai-chat`` importer reads);
+- Cohere v1 stream events (``event_type``: ``stream-start`` ... ``stream-end``): the response
+  ``stream-end`` carries, else the calls of ``tool-calls-generation`` or of the
+  ``tool-calls-chunk`` fragments (a stream cut short).
 
 MCP sessions logged a JSON-RPC message a line are grouped the same way, into one list.
 
@@ -50,6 +56,33 @@ _BEDROCK_EVENTS = frozenset(
 )
 _GEMINI_CHUNK_KEYS = frozenset(
     {"candidates", "usageMetadata", "modelVersion", "responseId", "promptFeedback", "createTime"}
+)
+_COHERE_EVENTS = frozenset(
+    {
+        "message-start",
+        "content-start",
+        "content-delta",
+        "content-end",
+        "tool-plan-delta",
+        "tool-call-start",
+        "tool-call-delta",
+        "tool-call-end",
+        "citation-start",
+        "citation-end",
+        "message-end",
+    }
+)
+_COHERE_V1_EVENTS = frozenset(
+    {
+        "stream-start",
+        "search-queries-generation",
+        "search-results",
+        "text-generation",
+        "citation-generation",
+        "tool-calls-chunk",
+        "tool-calls-generation",
+        "stream-end",
+    }
 )
 _SSE_FIELDS = (b"event:", b"id:", b"retry:", b":")
 
@@ -86,8 +119,8 @@ def starts_session(data: Any) -> bool:
 
 def family(data: Any) -> str | None:
     """Which stream an event belongs to (``chat``, ``anthropic``, ``responses``, ``bedrock``,
-    ``gemini``;
-    ``mcp`` for the JSON-RPC messages of one session), or None."""
+    ``gemini``, ``cohere``, ``cohere-v1``; ``mcp`` for the JSON-RPC messages of one session), or
+    None."""
     if not isinstance(data, dict):
         return None
     if is_message(data):
@@ -102,6 +135,8 @@ def family(data: Any) -> str | None:
         return "gemini"
     if data.get("object") == "chat.completion.chunk":
         return "chat"
+    if data.get("event_type") in _COHERE_V1_EVENTS:
+        return "cohere-v1"
     kind = data.get("type")
     if not isinstance(kind, str):
         return None
@@ -109,6 +144,8 @@ def family(data: Any) -> str | None:
         return "anthropic"
     if kind.startswith("response."):
         return "responses"
+    if kind in _COHERE_EVENTS:
+        return "cohere"
     return None
 
 
@@ -383,6 +420,96 @@ def _join_part(parts: list[Any], part: Any) -> None:
         parts.append(part)
 
 
+class _CohereStream(_Stream):
+    """Cohere v2 ``chat_stream`` events from ``message-start`` to ``message-end``."""
+
+    kind = "cohere"
+
+    def __init__(self, location: Location) -> None:
+        super().__init__(location)
+        self.response: dict[str, Any] = {}
+        self.message: dict[str, Any] = {"role": "assistant"}
+        self.text = ""
+        self.calls: dict[int, dict[str, Any]] = {}
+
+    def starts_anew(self, record: Record | TrajectoryError) -> bool:
+        return not isinstance(record, TrajectoryError) and record[1].get("type") == "message-start"
+
+    def add(self, event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        delta: dict[str, Any] = event["delta"] if isinstance(event.get("delta"), dict) else {}
+        message: dict[str, Any] = delta["message"] if isinstance(delta.get("message"), dict) else {}
+        if kind == "message-start":
+            if isinstance(event.get("id"), str):
+                self.response["id"] = event["id"]
+            if isinstance(message.get("role"), str):
+                self.message["role"] = message["role"]
+        elif kind == "content-delta" and isinstance(message.get("content"), dict):
+            text = message["content"].get("text")
+            self.text += text if isinstance(text, str) else ""
+        elif kind == "tool-plan-delta" and isinstance(message.get("tool_plan"), str):
+            self.message["tool_plan"] = self.message.get("tool_plan", "") + message["tool_plan"]
+        elif kind in ("tool-call-start", "tool-call-delta") and isinstance(message.get("tool_calls"), dict):
+            piece = message["tool_calls"]
+            call = self.calls.setdefault(_index(event), {"type": "function", "function": {}})
+            if isinstance(piece.get("id"), str):
+                call["id"] = piece["id"]
+            _extend(call["function"], piece.get("function"), ("name", "arguments"))
+        elif kind == "message-end":
+            if isinstance(delta.get("finish_reason"), str):
+                self.response["finish_reason"] = delta["finish_reason"]
+            self.done = True
+
+    def value(self) -> Any:
+        message = dict(self.message)
+        if self.text:
+            message["content"] = [{"type": "text", "text": self.text}]
+        if self.calls:
+            message["tool_calls"] = [self.calls[k] for k in sorted(self.calls)]
+        return {**self.response, "message": message}
+
+
+class _CohereV1Stream(_Stream):
+    """Cohere v1 stream events (``event_type``) from ``stream-start`` to ``stream-end``."""
+
+    kind = "cohere-v1"
+
+    def __init__(self, location: Location) -> None:
+        super().__init__(location)
+        self.final: dict[str, Any] | None = None
+        self.response: dict[str, Any] = {}
+        self.text = ""
+        self.generated: list[Any] | None = None
+        self.chunks: dict[int, dict[str, Any]] = {}
+
+    def starts_anew(self, record: Record | TrajectoryError) -> bool:
+        return not isinstance(record, TrajectoryError) and record[1].get("event_type") == "stream-start"
+
+    def add(self, event: dict[str, Any]) -> None:
+        kind = event.get("event_type")
+        if kind == "stream-start" and isinstance(event.get("generation_id"), str):
+            self.response["generation_id"] = event["generation_id"]
+        elif kind == "text-generation" and isinstance(event.get("text"), str):
+            self.text += event["text"]
+        elif kind == "tool-calls-chunk" and isinstance(event.get("tool_call_delta"), dict):
+            piece = event["tool_call_delta"]
+            _extend(self.chunks.setdefault(_index(piece), {}), piece, ("name", "parameters"))
+        elif kind == "tool-calls-generation" and isinstance(event.get("tool_calls"), list):
+            self.generated = event["tool_calls"]
+        elif kind == "stream-end":
+            if isinstance(event.get("response"), dict):
+                self.final = event["response"]
+            self.done = True
+
+    def value(self) -> Any:
+        if self.final is not None:
+            return self.final
+        calls = (
+            self.generated if self.generated is not None else [self.chunks[k] for k in sorted(self.chunks)]
+        )
+        return {**self.response, "text": self.text, "chat_history": [], "tool_calls": calls}
+
+
 class _Session(_Stream):
     """The JSON-RPC messages of one MCP session, a message a line; ``initialize`` starts the next."""
 
@@ -409,6 +536,8 @@ _STREAMS: dict[str, type[_Stream]] = {
     "responses": _ResponsesStream,
     "bedrock": _BedrockStream,
     "gemini": _GeminiStream,
+    "cohere": _CohereStream,
+    "cohere-v1": _CohereV1Stream,
 }
 
 

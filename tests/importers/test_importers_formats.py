@@ -280,6 +280,7 @@ def test_unknown_format_is_a_usage_error() -> None:
         "anthropic",
         "gemini",
         "bedrock",
+        "cohere",
         "mcp",
         "bfcl",
     }

@@ -412,6 +412,111 @@ def test_gemini_vertex_and_bedrock_batch_lines(tmp_path: Path) -> None:
     assert _steps(bedrock) == [("deposit", DEPOSIT, "-", None)]
 
 
+def _invocation(rid: str, operation: str, request: Any, response: Any, **more: Any) -> dict[str, Any]:
+    """A Bedrock model invocation log entry as CloudWatch or S3 receives it."""
+    return {
+        "schemaType": "ModelInvocationLog",
+        "schemaVersion": "1.0",
+        "timestamp": "2026-11-25T10:00:00Z",
+        "accountId": "123456789012",
+        "identity": {"arn": "arn:aws:sts::123456789012:assumed-role/agent"},
+        "region": "us-east-1",
+        "requestId": rid,
+        "operation": operation,
+        "modelId": "anthropic.claude-3-haiku-20240307-v1:0",
+        "input": {"inputContentType": "application/json", "inputBodyJson": request, "inputTokenCount": 35},
+        "output": {
+            "outputContentType": "application/json",
+            "outputBodyJson": response,
+            "outputTokenCount": 9,
+        },
+        **more,
+    }
+
+
+def test_bedrock_model_invocation_logs(tmp_path: Path) -> None:
+    use = {"toolUse": {"toolUseId": "t1", "name": "deposit", "input": DEPOSIT}}
+    answer = {"toolResult": {"toolUseId": "t1", "content": [{"json": {"balance": 5}}]}}
+    converse = _invocation(
+        "r-1",
+        "Converse",
+        {
+            "messages": [
+                {"role": "user", "content": [{"text": "go"}]},
+                {"role": "assistant", "content": [use]},
+                {"role": "user", "content": [answer]},
+            ]
+        },
+        {
+            "output": {"message": {"role": "assistant", "content": [{"text": "Done."}]}},
+            "stopReason": "end_turn",
+        },
+    )
+    claude = _invocation(  # InvokeModel with a Claude body: the Anthropic request and message
+        "r-2",
+        "InvokeModel",
+        {"anthropic_version": "bedrock-2023-05-31", "messages": [{"role": "user", "content": "go"}]},
+        {
+            "type": "message",
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "toolu_1", "name": "deposit", "input": DEPOSIT}],
+        },
+    )
+    streamed = _invocation(  # ConverseStream: the output is the list of events
+        "r-3",
+        "ConverseStream",
+        {"messages": [{"role": "user", "content": [{"text": "go"}]}]},
+        [
+            {"messageStart": {"role": "assistant"}},
+            {
+                "contentBlockStart": {
+                    "contentBlockIndex": 0,
+                    "start": {"toolUse": {"toolUseId": "t9", "name": "deposit"}},
+                }
+            },
+            {
+                "contentBlockDelta": {
+                    "contentBlockIndex": 0,
+                    "delta": {"toolUse": {"input": '{"account": "AA01",'}},
+                }
+            },
+            {"contentBlockDelta": {"contentBlockIndex": 0, "delta": {"toolUse": {"input": ' "amount": 5}'}}}},
+            {"contentBlockStop": {"contentBlockIndex": 0}},
+            {"messageStop": {"stopReason": "tool_use"}},
+            {"metadata": {"usage": {"inputTokens": 3, "outputTokens": 4}}},
+        ],
+    )
+    throttled = _invocation("r-4", "Converse", None, None, errorCode="ThrottlingException")
+    offloaded = _invocation("r-5", "Converse", None, None)
+    offloaded["input"] = {"inputBodyS3Path": "s3://logs/r-5/input.json.gz"}
+    got = list(
+        read(
+            "auto", _jsonl(tmp_path, "invocations.jsonl", [converse, claude, streamed, throttled, offloaded])
+        )
+    )
+    one, two, three, four, five = got
+    assert (
+        isinstance(one, Trajectory)
+        and one.id == "r-1"
+        and _steps(one) == [("deposit", DEPOSIT, {"balance": 5}, None)]
+    )
+    assert (
+        isinstance(two, Trajectory) and two.id == "r-2" and _steps(two) == [("deposit", DEPOSIT, "-", None)]
+    )
+    assert (
+        isinstance(three, Trajectory)
+        and three.id == "r-3"
+        and _steps(three) == [("deposit", DEPOSIT, "-", None)]
+    )
+    assert (
+        isinstance(four, TrajectoryError)
+        and "'r-4'" in four.message
+        and "ThrottlingException" in four.message
+    )
+    assert isinstance(five, TrajectoryError) and "S3" in five.message
+    assert four.location is not None and four.location.line == 4
+
+
 def test_an_unhashable_type_field_is_no_crash(tmp_path: Path) -> None:
     """A hostile log may put a list or an object where ``type`` is a string (the fuzz test found
     the Responses importer raising TypeError on one)."""
