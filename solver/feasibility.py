@@ -155,7 +155,7 @@ class _Encoding:
     tracked: list[Tracked] = attrs.field(factory=list)
     sticky: list[str] = attrs.field(factory=list)
     stop: _Stop | None = None
-    checked: dict[int, tuple[int, ...]] = attrs.field(factory=dict)
+    checked: dict[int, tuple[Any, ...]] = attrs.field(factory=dict)
 
 
 def _needs_output(op: Operation) -> bool:
@@ -413,10 +413,15 @@ class _Decider:
             return state
         inv_env = SymEnv(post)
         for clause in self.contract.invariants:
-            reads = tuple(id(post.get(v)) for v in sorted(free_of(clause.expr)) if v in post)
-            if enc.checked.get(id(clause)) == reads:
-                continue  # the same values were checked at an earlier step (objects are immutable)
-            enc.checked[id(clause)] = reads
+            reads = tuple(post[v] for v in sorted(free_of(clause.expr)) if v in post)
+            last = enc.checked.get(id(clause))
+            if (
+                last is not None
+                and len(last) == len(reads)
+                and all(a is b for a, b in zip(last, reads, strict=True))
+            ):
+                continue  # the very same values were checked at an earlier step (objects are immutable)
+            enc.checked[id(clause)] = reads  # held, so that no freed value's id can stand for a new one
             if track("invariant", holds(encoder.encode(clause.expr, inv_env)), clause.source, clause):
                 return state
         return post

@@ -36,7 +36,7 @@ COMMANDS = {
     ),
     "import": (
         "importcmd",
-        "Import agent logs (OpenAI chat or Responses, Anthropic Messages, Gemini, Bedrock Converse, BFCL ground truth) as trajectories.",
+        "Import agent logs (OpenAI, Anthropic, Gemini, Bedrock, Cohere, Mistral, LangChain, MCP, BFCL) as trajectories.",
     ),
     "plan": (
         "plan",

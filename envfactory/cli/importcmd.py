@@ -49,11 +49,10 @@ from envfactory.trajectory import dumps_trajectory
     "possible_answer/ file.",
 )
 def command(fmt: str, file: str, out: str, functions: tuple[str, ...], questions: str | None) -> int:
-    """Import agent logs (OpenAI chat or Responses, Anthropic Messages, Gemini, Bedrock Converse, Cohere,
-    MCP sessions, BFCL ground truth) as trajectories.
+    """Import agent logs (OpenAI, Anthropic, Gemini, Bedrock, Cohere, Mistral, LangChain, MCP, BFCL) as trajectories.
 
-    FORMAT is one of auto, native, openai-chat, openai-responses, anthropic, gemini, bedrock, cohere, mcp,
-    bfcl.
+    FORMAT is one of auto, native, openai-chat, openai-responses, anthropic, gemini, bedrock, cohere, mistral,
+    langchain, mcp, bfcl.
     """
     if (functions or questions) and fmt not in ("bfcl", "auto"):
         raise UsageError(f"--functions and --questions are for the bfcl format, not {fmt}")

@@ -35,6 +35,8 @@ INPUT_FORMATS = (
     "gemini",
     "bedrock",
     "cohere",
+    "mistral",
+    "langchain",
     "mcp",
     "bfcl",
 )

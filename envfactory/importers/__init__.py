@@ -1,5 +1,5 @@
-"""Agent logs to trajectories (OpenAI chat and Responses, Anthropic, Gemini, Bedrock, Cohere v1, MCP,
-BFCL): one module per log format, ``sniff`` to tell them apart, and
+"""Agent logs to trajectories (OpenAI chat and Responses, Anthropic, Gemini, Bedrock, Cohere v1,
+Mistral Conversations, LangChain, MCP, BFCL): one module per log format, ``sniff`` to tell them apart, and
 ``read(format, path, **opts)`` (used by ``envfactory import`` and ``verify --input-format``) to
 read a file in any of them.
 
@@ -30,7 +30,9 @@ from envfactory.importers.bfcl import (
 )
 from envfactory.importers.cohere import import_cohere
 from envfactory.importers.gemini import import_gemini
+from envfactory.importers.langchain import import_langchain
 from envfactory.importers.mcp import import_mcp
+from envfactory.importers.mistral import import_mistral
 from envfactory.importers.openai_chat import import_openai_chat
 from envfactory.importers.openai_responses import import_openai_responses
 from envfactory.importers.sniff import sniff
@@ -52,6 +54,8 @@ IMPORTERS: dict[str, Importer] = {
     "gemini": import_gemini,
     "bedrock": import_bedrock,
     "cohere": import_cohere,
+    "mistral": import_mistral,
+    "langchain": import_langchain,
     "mcp": import_mcp,
     "bfcl": import_bfcl,
 }
@@ -198,7 +202,9 @@ __all__ = [
     "import_cohere",
     "import_file",
     "import_gemini",
+    "import_langchain",
     "import_mcp",
+    "import_mistral",
     "import_openai_chat",
     "import_openai_responses",
     "load_bfcl_function_docs",

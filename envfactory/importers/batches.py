@@ -7,7 +7,8 @@ Gemini's batch mode ``{key, request}`` and ``{key, response | error}``; Vertex A
 writes ``{request, response, status}`` and Bedrock batch inference ``{recordId, modelInput,
 modelOutput}``; Bedrock's model invocation logging (CloudWatch or S3) writes ``{schemaType:
 "ModelInvocationLog", requestId, operation, input: {inputBodyJson}, output: {outputBodyJson}}``,
-a streamed operation's output as its list of events. Logs are often kept in exactly these files, so each line is opened to the request
+a streamed operation's output as its list of events; Vertex AI's request-response logging
+(BigQuery rows exported as JSON Lines) ``{request_id, api_method, full_request, full_response}``. Logs are often kept in exactly these files, so each line is opened to the request
 or response inside it (or, where a line holds both, the request's conversation followed by the
 response's message), which the format's importer then reads as it would a bare one. The
 conversation's id is the one the user chose (``custom_id``, ``key``, ``recordId``; the vendor's
@@ -21,6 +22,7 @@ from typing import Any
 
 from envfactory.contracts.errors import Location, TrajectoryError
 from envfactory.importers.streams import assemble
+from envfactory.trajectory import parse_json_value
 
 _FAILED_RESULTS = ("errored", "canceled", "expired")
 
@@ -32,6 +34,12 @@ def open_envelope(data: Any, location: Location) -> Any:
         return data
     if data.get("schemaType") == "ModelInvocationLog":
         return _invocation_log(data, location)
+    if "full_request" in data or "full_response" in data:  # Vertex AI request-response logging
+        rid = data.get("request_id")
+        name = str(rid) if isinstance(rid, str | int) and not isinstance(rid, bool) else None
+        return _pair(
+            {}, name, _body(data.get("full_request")), _body(data.get("full_response"), location), location
+        )
     if isinstance(data.get("recordId"), str) and ("modelInput" in data or "modelOutput" in data):
         return _pair(data, data["recordId"], data.get("modelInput"), data.get("modelOutput"), location)
     if isinstance(data.get("key"), str) and any(
@@ -86,13 +94,24 @@ def _invocation_log(data: dict[str, Any], location: Location) -> Any:
         return _failed(rid, str(data["errorCode"]), location)
     given: dict[str, Any] = data["input"] if isinstance(data.get("input"), dict) else {}
     got: dict[str, Any] = data["output"] if isinstance(data.get("output"), dict) else {}
-    request, response = given.get("inputBodyJson"), got.get("outputBodyJson")
-    if isinstance(response, list):
-        events = [r for r in assemble((location, e) for e in response) if not isinstance(r, TrajectoryError)]
-        response = events[0][1] if len(events) == 1 else None
+    request, response = given.get("inputBodyJson"), _body(got.get("outputBodyJson"), location)
     if request is None and response is None and ("inputBodyS3Path" in given or "outputBodyS3Path" in got):
         return _failed(rid, "its bodies were delivered to S3 (inputBodyS3Path); import those files", location)
     return _pair({}, rid, request, response, location)
+
+
+def _body(value: Any, location: Location | None = None) -> Any:
+    """A logged request or response body: an object as it is, JSON text decoded, and a streamed
+    response (its list of events or chunks, when ``location`` is given) put back together."""
+    if isinstance(value, str):
+        try:
+            value = parse_json_value(value, location=location or Location("<log>", 0), what="the logged body")
+        except TrajectoryError:
+            return None
+    if isinstance(value, list) and location is not None:
+        events = [r for r in assemble((location, e) for e in value) if not isinstance(r, TrajectoryError)]
+        return events[0][1] if len(events) == 1 else None
+    return value
 
 
 def _pair(data: dict[str, Any], cid: str | None, request: Any, response: Any, location: Location) -> Any:

@@ -3,8 +3,9 @@
 The formats differ in how they spell a tool call: native ``steps``, BFCL ``ground_truth``, OpenAI
 chat ``tool_calls`` / ``role: tool``, Responses ``function_call`` items, Anthropic ``tool_use`` /
 ``tool_result`` blocks, Gemini ``functionCall`` / ``functionResponse`` parts, Bedrock ``toolUse``
-/ ``toolResult`` blocks, Cohere v1 ``CHATBOT`` turns' ``tool_calls`` and ``tool_results``, MCP
-JSON-RPC ``tools/call`` messages. A conversation with no tool call at all is plain chat, which every chat
+/ ``toolResult`` blocks, Cohere v1 ``CHATBOT`` turns' ``tool_calls`` and ``tool_results``, Mistral
+Conversations ``function.call`` / ``function.result`` entries, LangChain ``AIMessage``
+``tool_calls`` and ``ToolMessage`` answers, MCP JSON-RPC ``tools/call`` messages. A conversation with no tool call at all is plain chat, which every chat
 importer reads the same way (as zero steps): it is reported as ``openai-chat``.
 """
 
@@ -18,6 +19,10 @@ from envfactory.importers.bedrock import BLOCK_KEYS, response_message
 from envfactory.importers.cohere import is_record as is_cohere_record
 from envfactory.importers.cohere import is_turn as is_cohere_turn
 from envfactory.importers.gemini import CALL_KEYS, RESPONSE_KEYS
+from envfactory.importers.langchain import calls_tools as langchain_calls_tools
+from envfactory.importers.langchain import message_fields as langchain_message
+from envfactory.importers.mistral import is_entry as is_mistral_entry
+from envfactory.importers.mistral import is_record as is_mistral_record
 from envfactory.importers.openai_chat import RUN_STEP, run_steps, stored_messages
 from envfactory.importers.openai_responses import ITEM_TYPES
 from envfactory.importers.streams import is_message
@@ -30,6 +35,8 @@ FORMATS = (
     "gemini",
     "bedrock",
     "cohere",
+    "mistral",
+    "langchain",
     "mcp",
     "bfcl",
 )
@@ -105,6 +112,8 @@ def _sniff_object(data: dict[str, Any]) -> str | None:
         return "native"
     if is_cohere_record(data):
         return "cohere"
+    if is_mistral_record(data):
+        return "mistral"
     if isinstance(data.get("messages"), list):
         return _sniff_items([m for m in data["messages"][:_SCAN] if isinstance(m, dict)])
     if isinstance(data.get("choices"), list) or data.get("object") == RUN_STEP:
@@ -124,7 +133,7 @@ def _sniff_object(data: dict[str, Any]) -> str | None:
         return _sniff_items([message])  # a chat response with one message (Ollama, Cohere v2)
     if "type" not in data and any(isinstance(data.get(k), list) for k in ("input", "output", "data")):
         return "openai-responses"
-    if _kind(data) in _RESPONSES_ITEMS or "role" in data:
+    if _kind(data) in _RESPONSES_ITEMS or "role" in data or langchain_message(data) is not None:
         return _sniff_items([data])
     return None
 
@@ -134,6 +143,10 @@ def _sniff_items(items: list[dict[str, Any]]) -> str:
     for item in items[:_SCAN]:
         if is_cohere_turn(item) and ("tool_calls" in item or "tool_results" in item):
             return "cohere"
+        if is_mistral_entry(item) and item["type"].startswith("function."):
+            return "mistral"
+        if langchain_calls_tools(item):
+            return "langchain"
         if _kind(item) in _RESPONSES_ITEMS:
             return "openai-responses"
         if "tool_calls" in item or "function_call" in item or item.get("role") in ("tool", "function"):

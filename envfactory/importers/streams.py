@@ -24,7 +24,16 @@ JSON event a line, or the raw server-sent-events text (``event: ...`` / ``data: 
   ``stream-end`` carries, else the calls of ``tool-calls-generation`` or of the
   ``tool-calls-chunk`` fragments (a stream cut short).
 
-MCP sessions logged a JSON-RPC message a line are grouped the same way, into one list.
+OpenAI Realtime API sessions (client and server events, each with an ``event_id``) become the
+list of their ``function_call`` and ``function_call_output`` items (from ``conversation.item.*``
+events, ``response.output_item.done`` and ``response.done``, each call once), which the
+``openai-responses`` importer reads; ``session.created`` starts the next session.
+
+MCP sessions logged a JSON-RPC message a line are grouped the same way, into one list; so are
+the messages of a Claude Agent SDK session (``{"type": "user" | "assistant", "message": {...},
+"session_id"}``, with its ``system`` and ``result`` lines) and of a Claude Code transcript
+(``sessionId``): one Anthropic conversation per session, a subagent's messages
+(``parent_tool_use_id``, ``isSidechain``) in a conversation of their own.
 
 Each stream becomes one record, located at its first event, which the format's importer reads.
 Fragments are only concatenated here; decoding (and its hostile-input checks) stays the
@@ -84,6 +93,16 @@ _COHERE_V1_EVENTS = frozenset(
         "stream-end",
     }
 )
+_REALTIME_PREFIXES = (
+    "session.",
+    "conversation.",
+    "response.",
+    "input_audio_buffer.",
+    "output_audio_buffer.",
+    "rate_limits.",
+    "transcription_session.",
+    "error",
+)
 _SSE_FIELDS = (b"event:", b"id:", b"retry:", b":")
 
 
@@ -117,10 +136,25 @@ def starts_session(data: Any) -> bool:
     return is_message(data) and data.get("method") == "initialize"
 
 
+_AGENT_LINES = frozenset({"user", "assistant", "system", "result", "summary"})
+
+
+def _agent_session(data: dict[str, Any]) -> Any:
+    """The session id of a Claude Agent SDK message or Claude Code transcript line, else None."""
+    kind = data.get("type")
+    if not isinstance(kind, str) or kind not in _AGENT_LINES:
+        return None
+    sid = data.get("session_id", data.get("sessionId"))
+    if isinstance(sid, str) and sid:
+        return sid
+    return "" if data.get("type") == "summary" and "leafUuid" in data else None  # Claude Code's title line
+
+
 def family(data: Any) -> str | None:
     """Which stream an event belongs to (``chat``, ``anthropic``, ``responses``, ``bedrock``,
-    ``gemini``, ``cohere``, ``cohere-v1``; ``mcp`` for the JSON-RPC messages of one session), or
-    None."""
+    ``gemini``, ``cohere``, ``cohere-v1``; ``mcp`` for the JSON-RPC messages of one session,
+    ``agent`` for the messages of a Claude agent session, ``realtime`` for an OpenAI Realtime
+    session's events), or None."""
     if not isinstance(data, dict):
         return None
     if is_message(data):
@@ -135,13 +169,18 @@ def family(data: Any) -> str | None:
         return "gemini"
     if data.get("object") == "chat.completion.chunk":
         return "chat"
-    if data.get("event_type") in _COHERE_V1_EVENTS:
+    event = data.get("event_type")
+    if isinstance(event, str) and event in _COHERE_V1_EVENTS:
         return "cohere-v1"
+    if _agent_session(data) is not None:
+        return "agent"
     kind = data.get("type")
     if not isinstance(kind, str):
         return None
     if kind in _ANTHROPIC_EVENTS:
         return "anthropic"
+    if "event_id" in data and kind.startswith(_REALTIME_PREFIXES):
+        return "realtime"
     if kind.startswith("response."):
         return "responses"
     if kind in _COHERE_EVENTS:
@@ -155,7 +194,7 @@ def assemble(records: Iterable[Record | TrajectoryError]) -> Iterator[Record | T
     for record in records:
         kind = None if isinstance(record, TrajectoryError) else family(record[1])
         if stream is not None and (kind != stream.kind or stream.starts_anew(record)):
-            yield stream.record()
+            yield from stream.records()
             stream = None
         if kind is None:
             yield record
@@ -165,10 +204,10 @@ def assemble(records: Iterable[Record | TrajectoryError]) -> Iterator[Record | T
             stream = _STREAMS[kind](record[0])
         stream.add(record[1])
         if stream.done:
-            yield stream.record()
+            yield from stream.records()
             stream = None
     if stream is not None:
-        yield stream.record()
+        yield from stream.records()
 
 
 class _Stream:
@@ -187,8 +226,11 @@ class _Stream:
     def value(self) -> Any:
         raise NotImplementedError
 
-    def record(self) -> Record:
-        return self.location, self.value()
+    def records(self) -> Iterator[Record]:
+        """The one record the stream makes (none when its events hold no conversation)."""
+        value = self.value()
+        if value is not None:
+            yield self.location, value
 
 
 class _ChatStream(_Stream):
@@ -510,6 +552,94 @@ class _CohereV1Stream(_Stream):
         return {**self.response, "text": self.text, "chat_history": [], "tool_calls": calls}
 
 
+class _AgentSession(_Stream):
+    """The messages of one Claude Agent SDK session or Claude Code transcript, a message a line."""
+
+    kind = "agent"
+
+    def __init__(self, location: Location) -> None:
+        super().__init__(location)
+        self.session: Any = None
+        self.threads: dict[str, list[Any]] = {}
+
+    def starts_anew(self, record: Record | TrajectoryError) -> bool:
+        if isinstance(record, TrajectoryError) or not self.session:
+            return False
+        return _agent_session(record[1]) not in ("", self.session)
+
+    def add(self, event: dict[str, Any]) -> None:
+        self.session = _agent_session(event) or self.session
+        message = event.get("message")
+        if event.get("type") not in ("user", "assistant") or not isinstance(message, dict):
+            return  # the session's system, result and summary lines hold no calls
+        parent = event.get("parent_tool_use_id")
+        if isinstance(parent, str) and parent:
+            thread = f"{self.session}/{parent}"
+        elif event.get("isSidechain") is True:
+            thread = f"{self.session}/sidechain"
+        else:
+            thread = str(self.session)
+        self.threads.setdefault(thread, []).append(message)
+
+    def value(self) -> Any:
+        if not self.threads:
+            return None  # only system, result or summary lines: no conversation
+        return [{"id": name, "messages": messages} for name, messages in self.threads.items()]
+
+
+class _RealtimeSession(_Stream):
+    """The events of one OpenAI Realtime session: its function calls and their outputs."""
+
+    kind = "realtime"
+    _ITEMS = ("function_call", "function_call_output")
+
+    def __init__(self, location: Location) -> None:
+        super().__init__(location)
+        self.session: dict[str, Any] = {}
+        self.items: dict[tuple[str, str], dict[str, Any]] = {}
+        self.arguments: dict[str, str] = {}
+
+    def starts_anew(self, record: Record | TrajectoryError) -> bool:
+        if isinstance(record, TrajectoryError):
+            return False
+        return bool(self.items) and record[1].get("type") == "session.created"
+
+    def add(self, event: dict[str, Any]) -> None:
+        kind, call = event.get("type"), event.get("call_id")
+        session = event.get("session")
+        if kind == "session.created" and isinstance(session, dict) and isinstance(session.get("id"), str):
+            self.session["id"] = session["id"]
+        if isinstance(call, str) and kind == "response.function_call_arguments.delta":
+            delta = event.get("delta")
+            self.arguments[call] = self.arguments.get(call, "") + (delta if isinstance(delta, str) else "")
+        elif isinstance(call, str) and kind == "response.function_call_arguments.done":
+            done = event.get("arguments")
+            self.arguments[call] = done if isinstance(done, str) else self.arguments.get(call, "")
+        response = event.get("response")
+        found = [event.get("item")]
+        if isinstance(response, dict) and isinstance(response.get("output"), list):
+            found += response["output"]
+        for item in found:
+            if (
+                isinstance(item, dict)
+                and item.get("type") in self._ITEMS
+                and isinstance(item.get("call_id"), str)
+            ):
+                key = (item["type"], item["call_id"])
+                self.items[key] = {**self.items.get(key, {}), **item}  # the later, completed copy wins
+
+    def value(self) -> Any:
+        if not self.items:
+            return None
+        items = []
+        for item in self.items.values():
+            streamed = self.arguments.get(item["call_id"])
+            if item["type"] == "function_call" and not item.get("arguments") and streamed:
+                item = {**item, "arguments": streamed}  # a call cut short keeps the fragments it streamed
+            items.append(item)
+        return {**self.session, "input": items}
+
+
 class _Session(_Stream):
     """The JSON-RPC messages of one MCP session, a message a line; ``initialize`` starts the next."""
 
@@ -538,6 +668,8 @@ _STREAMS: dict[str, type[_Stream]] = {
     "gemini": _GeminiStream,
     "cohere": _CohereStream,
     "cohere-v1": _CohereV1Stream,
+    "agent": _AgentSession,
+    "realtime": _RealtimeSession,
 }
 
 

@@ -281,6 +281,8 @@ def test_unknown_format_is_a_usage_error() -> None:
         "gemini",
         "bedrock",
         "cohere",
+        "mistral",
+        "langchain",
         "mcp",
         "bfcl",
     }

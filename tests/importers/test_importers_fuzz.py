@@ -12,17 +12,23 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from envfactory.contracts.errors import TrajectoryError
-from envfactory.importers import IMPORTERS, import_openai_chat, sniff
+from envfactory.importers import IMPORTERS, import_openai_chat, read, sniff
 from envfactory.trajectory import Trajectory, read_trajectories_text, to_json, write_trajectories
 
 KEYS = [
     "role", "content", "tool_calls", "tool_call_id", "function", "name", "arguments", "id", "type",
     "call_id", "output", "input", "messages", "choices", "message", "tool_use_id", "is_error", "text",
     "ground_truth", "steps", "data", "function_call",
+    "chat_history", "tool_results", "parameters", "outputs", "call", "entries", "result", "args", "lc",
+    "kwargs", "event_type", "session_id", "sessionId", "schemaType", "inputBodyJson", "full_request",
+    "full_response", "event_id", "delta", "index", "invalid_tool_calls", "status", "parent_tool_use_id",
 ]  # fmt: skip
 WORDS = st.sampled_from(
     ["assistant", "user", "tool", "function", "function_call", "function_call_output", "tool_use",
-     "tool_result", "text", "f", "c1", "{}", '{"a": 1}', "{bad", "cd('x')", "ls(a=True)", "f(x=__import__('os'))"]
+     "tool_result", "text", "f", "c1", "{}", '{"a": 1}', "{bad", "cd('x')", "ls(a=True)", "f(x=__import__('os'))",
+     "CHATBOT", "TOOL", "function.call", "function.result", "ai", "AIMessage", "ToolMessage", "stream-end",
+     "tool-calls-chunk", "message-start", "tool-call-delta", "ModelInvocationLog", "session.created",
+     "response.done", "conversation.item.created", "error"]
 )  # fmt: skip
 scalars = st.one_of(
     st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(), WORDS, st.text(max_size=5)
@@ -50,6 +56,23 @@ def test_importers_never_raise_on_arbitrary_records(data: Any, fmt: str) -> None
     assert [to_json(t) for t in back if isinstance(t, Trajectory)] == [to_json(t) for t in trajs]
     with contextlib.suppress(TrajectoryError):  # sniffing never fails otherwise
         sniff(data)
+
+
+@settings(
+    max_examples=150,
+    deadline=None,
+    database=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(st.lists(records, min_size=1, max_size=6))
+def test_a_log_of_arbitrary_lines_reads_without_raising(tmp_path_factory: Any, lines: list[Any]) -> None:
+    """The whole reading path (stream assembly, vendor envelopes, sniffing, every importer) on a
+    file: each line is a trajectory or an error, never an exception."""
+    path = tmp_path_factory.mktemp("log") / "log.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), "utf-8")
+    out = list(read("auto", path))
+    assert all(isinstance(x, Trajectory | TrajectoryError) for x in out)
 
 
 arguments = st.dictionaries(

@@ -229,3 +229,83 @@ def test_gemini_stream_chunks_join_until_the_finish_reason(tmp_path: Path) -> No
             [("deposit", DEPOSIT)],
         ]
         assert [item.id for item in got if isinstance(item, Trajectory)] == ["r1", "r2"]
+
+
+def _realtime(session: str, call: str, arguments: str, *, done: bool) -> list[dict[str, Any]]:
+    """One OpenAI Realtime session's client and server events, a function call and its output."""
+    item = {"id": f"item_{call}", "type": "function_call", "name": "deposit", "call_id": call}
+    events: list[dict[str, Any]] = [
+        {
+            "event_id": "e1",
+            "type": "session.created",
+            "session": {"id": session, "object": "realtime.session"},
+        },
+        {
+            "event_id": "e2",
+            "type": "input_audio_buffer.speech_started",
+            "audio_start_ms": 10,
+            "item_id": "i1",
+        },
+        {
+            "event_id": "e3",
+            "type": "response.created",
+            "response": {"id": "r1", "status": "in_progress", "output": []},
+        },
+        {
+            "event_id": "e4",
+            "type": "response.output_item.added",
+            "output_index": 0,
+            "item": {**item, "arguments": ""},
+        },
+    ]
+    half = len(arguments) // 2
+    events += [
+        {
+            "event_id": f"e5{k}",
+            "type": "response.function_call_arguments.delta",
+            "call_id": call,
+            "delta": part,
+        }
+        for k, part in enumerate((arguments[:half], arguments[half:]))
+    ]
+    if done:
+        events += [
+            {
+                "event_id": "e6",
+                "type": "response.function_call_arguments.done",
+                "call_id": call,
+                "arguments": arguments,
+            },
+            {
+                "event_id": "e7",
+                "type": "response.done",
+                "response": {"id": "r1", "status": "completed", "output": [{**item, "arguments": arguments}]},
+            },
+            {
+                "event_id": "e8",
+                "type": "conversation.item.create",
+                "item": {"type": "function_call_output", "call_id": call, "output": '{"balance": 5}'},
+            },
+            {
+                "event_id": "e9",
+                "type": "conversation.item.created",
+                "item": {
+                    "id": "i9",
+                    "type": "function_call_output",
+                    "call_id": call,
+                    "output": '{"balance": 5}',
+                },
+            },
+        ]
+    return events
+
+
+def test_realtime_sessions_import_their_calls_once_each(tmp_path: Path) -> None:
+    events = _realtime("sess_1", "call_1", json.dumps(DEPOSIT), done=True) + _realtime(
+        "sess_2", "call_2", '{"account": "AA01", "amo', done=False
+    )
+    first, cut = read("auto", _write(tmp_path / "realtime.jsonl", events))
+    assert isinstance(first, Trajectory) and first.id == "sess_1"
+    assert [(s.tool, s.input, s.output) for s in first.steps] == [("deposit", DEPOSIT, {"balance": 5})]
+    assert isinstance(cut, Trajectory) and cut.id == "sess_2" and cut.steps[0].meta is not None
+    assert "invalid JSON" in cut.steps[0].meta[BROKEN_ARGUMENTS]

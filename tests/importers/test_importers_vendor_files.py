@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from envfactory.contracts.errors import TrajectoryError
-from envfactory.importers import read
+from envfactory.importers import BROKEN_ARGUMENTS, read
 from envfactory.trajectory import Trajectory
 
 DEPOSIT = {"account": "AA01", "amount": 5}
@@ -774,3 +774,192 @@ def test_a_responses_item_listing_still_reads_as_responses(tmp_path: Path) -> No
     (only,) = read("auto", path)
     assert _steps(only) == [("deposit", DEPOSIT, {"balance": 105}, None)]
     assert isinstance(only, Trajectory) and only.meta["source"] == "openai-responses"
+
+
+def _sdk(kind: str, session: str, content: Any, **more: Any) -> dict[str, Any]:
+    """A Claude Agent SDK message line (``query()`` output logged as it came)."""
+    role = "assistant" if kind == "assistant" else "user"
+    return {"type": kind, "message": {"role": role, "content": content}, "session_id": session, **more}
+
+
+def test_claude_agent_sdk_and_claude_code_sessions_a_message_a_line(tmp_path: Path) -> None:
+    def use(uid: str, name: str, args: Any) -> dict[str, Any]:
+        return {"type": "tool_use", "id": uid, "name": name, "input": args}
+
+    def result(uid: str, text: str, **more: Any) -> dict[str, Any]:
+        return {"type": "tool_result", "tool_use_id": uid, "content": text, **more}
+
+    sdk = [
+        {"type": "system", "subtype": "init", "session_id": "s1", "tools": ["deposit"]},
+        _sdk("user", "s1", "put 5 in AA01", parent_tool_use_id=None),
+        _sdk("assistant", "s1", [use("toolu_1", "deposit", DEPOSIT)], parent_tool_use_id=None),
+        _sdk("assistant", "s1", [use("toolu_2", "lookup", {"q": "x"})], parent_tool_use_id="toolu_9"),
+        _sdk("user", "s1", [result("toolu_2", '{"hits": 1}')], parent_tool_use_id="toolu_9"),
+        _sdk("user", "s1", [result("toolu_1", '{"balance": 5}')], parent_tool_use_id=None),
+        {"type": "result", "subtype": "success", "session_id": "s1", "is_error": False, "result": "Done."},
+    ]
+    code = [  # Claude Code's transcript: camelCase, a title line first, one content block a line
+        {"type": "summary", "summary": "Deposits", "leafUuid": "u9"},
+        {**_sdk("assistant", "", [use("toolu_3", "deposit", DEPOSIT)]), "sessionId": "s2", "uuid": "u1"},
+        {**_sdk("user", "", [result("toolu_3", "no such account", is_error=True)]), "sessionId": "s2"},
+    ]
+    for item in code:
+        item.pop("session_id", None)
+    main, sub, second = read("auto", _jsonl(tmp_path, "sessions.jsonl", sdk + code))
+    assert isinstance(main, Trajectory) and main.id == "s1"
+    assert _steps(main) == [("deposit", DEPOSIT, {"balance": 5}, None)]
+    assert isinstance(sub, Trajectory) and sub.id == "s1/toolu_9"
+    assert _steps(sub) == [("lookup", {"q": "x"}, {"hits": 1}, None)]
+    assert isinstance(second, Trajectory) and second.id == "s2"
+    assert _steps(second) == [("deposit", DEPOSIT, "no such account", 400)]
+
+
+def test_vertex_request_response_logging_rows(tmp_path: Path) -> None:
+    call = {"functionCall": {"name": "deposit", "args": DEPOSIT}}
+    answer = {"functionResponse": {"name": "deposit", "response": {"balance": 5}}}
+    user = {"role": "user", "parts": [{"text": "put 5"}]}
+    rows = [
+        {  # generateContent: the request holds the call and its answer, the response the reply
+            "logging_time": "2026-11-25T10:00:00Z",
+            "request_id": "7213",
+            "api_method": "generateContent",
+            "full_request": {
+                "contents": [user, {"role": "model", "parts": [call]}, {"role": "user", "parts": [answer]}]
+            },
+            "full_response": {"candidates": [{"content": {"role": "model", "parts": [{"text": "Done."}]}}]},
+        },
+        {  # streamGenerateContent, exported with the request as JSON text and the chunks as a list
+            "request_id": 7214,
+            "api_method": "streamGenerateContent",
+            "full_request": json.dumps({"contents": [user]}),
+            "full_response": [
+                {"candidates": [{"content": {"role": "model", "parts": [call]}}], "responseId": "x"},
+                {
+                    "candidates": [
+                        {"content": {"role": "model", "parts": [{"text": ""}]}, "finishReason": "STOP"}
+                    ],
+                    "responseId": "x",
+                },
+            ],
+        },
+    ]
+    one, two = read("auto", _jsonl(tmp_path, "vertex.jsonl", rows))
+    assert (
+        isinstance(one, Trajectory)
+        and one.id == "7213"
+        and _steps(one) == [("deposit", DEPOSIT, {"balance": 5}, None)]
+    )
+    assert (
+        isinstance(two, Trajectory) and two.id == "7214" and _steps(two) == [("deposit", DEPOSIT, "-", None)]
+    )
+
+
+def test_mistral_conversations_history_response_and_request(tmp_path: Path) -> None:
+    def call(cid: str, arguments: Any) -> dict[str, Any]:
+        return {
+            "object": "entry",
+            "type": "function.call",
+            "tool_call_id": cid,
+            "name": "deposit",
+            "arguments": arguments,
+        }
+
+    def result(cid: str, text: str) -> dict[str, Any]:
+        return {"object": "entry", "type": "function.result", "tool_call_id": cid, "result": text}
+
+    user = {"object": "entry", "type": "message.input", "role": "user", "content": "put 5 twice"}
+    history = {
+        "object": "conversation.history",
+        "conversation_id": "conv_1",
+        "entries": [
+            user,
+            call("c1", json.dumps(DEPOSIT)),
+            call("c2", DEPOSIT),
+            result("c2", '{"balance": 10}'),
+            result("c1", '{"balance": 5}'),
+        ],
+    }
+    response = {
+        "object": "conversation.response",
+        "conversation_id": "conv_2",
+        "outputs": [call("c3", '{"account": "AA01", "amo')],
+    }
+    request = {"inputs": [result("c9", "ok")], "stream": False}  # answers a call of an earlier response
+    one, two, three = read("auto", _jsonl(tmp_path, "mistral.jsonl", [history, response, request]))
+    assert isinstance(one, Trajectory) and one.id == "conv_1" and one.meta["source"] == "mistral"
+    assert _steps(one) == [
+        ("deposit", DEPOSIT, {"balance": 5}, None),
+        ("deposit", DEPOSIT, {"balance": 10}, None),
+    ]
+    assert isinstance(two, Trajectory) and two.id == "conv_2" and two.steps[0].meta is not None
+    assert "invalid JSON" in two.steps[0].meta[BROKEN_ARGUMENTS]
+    assert isinstance(three, Trajectory) and not three.steps and three.meta["unmatched_results"] == ["c9"]
+
+
+def test_langchain_messages_in_each_serialization(tmp_path: Path) -> None:
+    ai = {
+        "content": "",
+        "tool_calls": [{"name": "deposit", "args": DEPOSIT, "id": "call_1", "type": "tool_call"}],
+        "invalid_tool_calls": [
+            {
+                "name": None,
+                "args": '{"account": "AA',
+                "id": "call_2",
+                "error": "bad JSON",
+                "type": "invalid_tool_call",
+            }
+        ],
+    }
+    tool = {"content": '{"balance": 5}', "tool_call_id": "call_1", "name": "deposit", "status": "success"}
+    failed = {"content": "no such account", "tool_call_id": "call_2", "status": "error"}
+    as_dicts = [  # messages_to_dict
+        {"type": "human", "data": {"content": "go", "type": "human"}},
+        {"type": "ai", "data": {**ai, "type": "ai"}},
+        {"type": "tool", "data": {**tool, "type": "tool"}},
+        {"type": "tool", "data": {**failed, "type": "tool"}},
+    ]
+    dumped = {  # dumpd, as LangSmith and LangGraph checkpoints keep them, in a state's messages
+        "messages": [
+            {
+                "lc": 1,
+                "type": "constructor",
+                "id": ["langchain", "schema", "messages", "HumanMessage"],
+                "kwargs": {"content": "go"},
+            },
+            {
+                "lc": 1,
+                "type": "constructor",
+                "id": ["langchain", "schema", "messages", "AIMessage"],
+                "kwargs": ai,
+            },
+            {
+                "lc": 1,
+                "type": "constructor",
+                "id": ["langchain", "schema", "messages", "ToolMessage"],
+                "kwargs": tool,
+            },
+            {
+                "lc": 1,
+                "type": "constructor",
+                "id": ["langchain", "schema", "messages", "ToolMessage"],
+                "kwargs": failed,
+            },
+        ]
+    }
+    model_dump = [
+        {"type": "human", "content": "go"},
+        {**ai, "type": "ai"},
+        {**tool, "type": "tool"},
+        {**failed, "type": "tool"},
+    ]
+    for got in read("auto", _jsonl(tmp_path, "langchain.jsonl", [as_dicts, dumped, model_dump])):
+        assert isinstance(got, Trajectory) and got.meta["source"] == "langchain"
+        first, second = got.steps
+        assert (first.tool, first.input, first.output, first.status) == (
+            "deposit",
+            DEPOSIT,
+            {"balance": 5},
+            None,
+        )
+        assert (second.tool, second.output, second.status) == ("<unnamed>", "no such account", 400)
+        assert second.meta is not None and "invalid JSON" in second.meta[BROKEN_ARGUMENTS]

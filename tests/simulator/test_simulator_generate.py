@@ -265,9 +265,11 @@ def test_exploration_draws_one_input_per_state_for_an_operation_without_effects(
     writes = set(contract.operations) - reads
     assert reads and writes
     drawn: Counter[tuple[str, int]] = Counter()
+    alive: list[Any] = []  # each state's simulator kept, so that no id is reused for another state
     real = walk.InputDrawer.enabled
 
     def counting(self: Any, sim: Any, tool: str, *args: Any, **kw: Any) -> Any:
+        alive.append(sim)
         drawn[(tool, id(sim))] += 1
         return real(self, sim, tool, *args, **kw)
 
