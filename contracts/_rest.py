@@ -80,6 +80,7 @@ class OpInfo:
     errors: Mapping[int, str]
     loc: Location
     links: tuple[LinkInfo, ...] = ()
+    created: bool = False  # the success response is 201 Created
 
 
 @attrs.frozen(slots=True)
@@ -152,31 +153,52 @@ def _singular(name: str) -> str:
 
 def object_props(schema: Any, root: Mapping[str, Any] | None = None) -> tuple[dict[str, Any], frozenset[str]]:
     """The properties and required names of an object schema (``allOf`` parts merged, refs followed
-    inside ``root``, the bundled schema holding ``$defs``; ``schema`` itself by default)."""
+    inside ``root``, the bundled schema holding ``$defs``; ``schema`` itself by default).
+
+    Of a ``oneOf``/``anyOf`` (PagerDuty's script-or-job automation action), the properties every
+    branch declares, required where every branch requires them: what any of its values has.
+    """
     if not isinstance(schema, Mapping):
         return {}, frozenset()
-    if root is None:
-        root = schema
+    props, required = _props(schema, schema if root is None else root, 0)
+    return props, frozenset(required)
+
+
+def _props(
+    node: Any, root: Mapping[str, Any], depth: int, choices: bool = True
+) -> tuple[dict[str, Any], set[str]]:
     props: dict[str, Any] = {}
     required: set[str] = set()
-
-    def visit(node: Any, depth: int) -> None:
-        if depth > 20 or not isinstance(node, Mapping):
-            return
-        ref = node.get("$ref")
-        if isinstance(ref, str) and ref.startswith("#/"):
-            visit(_follow(root, ref), depth + 1)
-        parts = node.get("allOf")
-        for part in parts if isinstance(parts, list) else []:
-            visit(part, depth + 1)
-        properties = node.get("properties")
-        for key, sub in properties.items() if isinstance(properties, Mapping) else ():
-            props.setdefault(str(key), sub)
-        names = node.get("required")
-        required.update(r for r in names if isinstance(r, str)) if isinstance(names, list) else None
-
-    visit(schema, 0)
-    return props, frozenset(required)
+    if depth > 20 or not isinstance(node, Mapping):
+        return props, required
+    parts: list[Any] = []
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/"):
+        parts.append(_follow(root, ref))
+    if isinstance(node.get("allOf"), list):
+        parts.extend(node["allOf"])
+    for part in parts:
+        sub, names = _props(part, root, depth + 1, choices)
+        for key, value in sub.items():
+            props.setdefault(key, value)
+        required |= names
+    for word in ("oneOf", "anyOf"):
+        branches = node.get(word)
+        if not choices or not isinstance(branches, list) or not branches:
+            continue
+        each = [_props(b, root, depth + 1) for b in branches]
+        common = set.intersection(*(set(p) for p, _ in each))
+        for key in (k for k in each[0][0] if k in common):
+            subs = [p[key] for p, _ in each]
+            props.setdefault(key, subs[0] if all(s == subs[0] for s in subs) else {"anyOf": subs})
+        required |= set.intersection(*(r for _, r in each)) & common
+    properties = node.get("properties")
+    for key, sub in properties.items() if isinstance(properties, Mapping) else ():
+        props.setdefault(str(key), sub)
+    listed = node.get("required")
+    if isinstance(listed, list):
+        required.update(r for r in listed if isinstance(r, str))
+    return props, required
 
 
 def _follow(root: Mapping[str, Any], ref: str) -> Any:
@@ -202,8 +224,8 @@ def flat_object(schema: Mapping[str, Any]) -> Mapping[str, Any]:
     if "allOf" not in target and "$ref" not in schema:
         return schema
     props, required = object_props(schema)
-    if not props:
-        return schema
+    if not props or set(props) != set(_props(schema, schema, 0, choices=False)[0]):
+        return schema  # a part is a choice (``oneOf``): kept whole, its branches' fields with it
     result: dict[str, Any] = {"type": "object", "properties": dict(props)}
     if required:
         result["required"] = [k for k in props if k in required]
@@ -212,12 +234,18 @@ def flat_object(schema: Mapping[str, Any]) -> Mapping[str, Any]:
     return result
 
 
-def envelope(schema: Mapping[str, Any]) -> tuple[str, dict[str, Any]] | None:
+def envelope(schema: Mapping[str, Any], named: Sequence[str] = ()) -> tuple[str, dict[str, Any]] | None:
     """The wrapper field and the wrapped record schema of an enveloped response (PagerDuty's
-    ``{"service": {...}}``: one object property; or a ``data``-like one among others)."""
+    ``{"service": {...}}``: one object property; or a ``data``-like one among others, or one
+    ``named`` after the resource: DigitalOcean's ``{"dedicated_inference": ..., "token": ...}``)."""
     props, _ = object_props(schema)
     objects = [k for k, v in props.items() if is_object(schema, v) and object_props(v, schema)[0]]
-    name = next((k for k in _ENVELOPES if k in objects), None)
+    # a field named after the resource is its envelope only where the answer holds nothing else
+    # of its own (no scalar fields: a record may well have a nested record named like itself)
+    wrappers = (
+        (*_ENVELOPES, *named) if all(scalar_kind(schema, v) is None for v in props.values()) else _ENVELOPES
+    )
+    name = next((k for k in wrappers if k in objects), None)
     if name is None and len(props) == 1 and objects:
         name = objects[0]
     if name is None:
@@ -291,14 +319,43 @@ def scalar_kind(root: Mapping[str, Any], schema: Any) -> str | None:
     return None
 
 
-def is_object(root: Mapping[str, Any], schema: Any) -> bool:
+def is_object(root: Mapping[str, Any], schema: Any, depth: int = 0) -> bool:
     schema = resolve(root, schema)
     if not isinstance(schema, Mapping):
         return False
     kind = schema.get("type")
     if kind == "object" or (isinstance(kind, list) and "object" in kind):
         return True
-    return kind is None and ("properties" in schema or "allOf" in schema)
+    if kind is None and ("properties" in schema or "allOf" in schema):
+        return True
+    # a choice among records (``oneOf: [ScriptAction, JobAction]``) is a record too
+    branches = schema.get("oneOf", schema.get("anyOf"))
+    return (
+        kind is None
+        and depth < 20
+        and isinstance(branches, list)
+        and bool(branches)
+        and all(is_object(root, b, depth + 1) for b in branches)
+    )
+
+
+def shapes(schema: Any) -> set[frozenset[str]]:
+    """The field sets a record of ``schema`` may be declared with: its own, and where it is a
+    choice (Stripe's ``anyOf: [customer, deleted_customer]``), each branch's."""
+    if not isinstance(schema, Mapping):
+        return set()
+    found = {frozenset(object_props(schema)[0])}
+    node: Any = schema
+    for _ in range(20):
+        node = resolve(schema, node)
+        parts = node.get("allOf") if isinstance(node, Mapping) else None
+        if not (isinstance(parts, list) and len(parts) == 1):
+            break
+        node = parts[0]
+    branches = node.get("oneOf", node.get("anyOf")) if isinstance(node, Mapping) else None
+    for branch in branches if isinstance(branches, list) else ():
+        found.add(frozenset(object_props(branch, schema)[0]))
+    return {s for s in found if s}
 
 
 class _Inference:
@@ -373,11 +430,15 @@ class _Inference:
         """What one instance looks like: the item GET's response, else a producer's, else anything."""
         candidates = [op for op in users if op.method == "GET" and self.template(op.path) == tmpl]
         candidates += [op for op in self.ops if op.method == "POST" and self.template(op.path) == tmpl[:-1]]
+        records = []
         for op in candidates:
             if op.output_schema is not None and is_object(op.output_schema, op.output_schema):
-                wrapped = envelope(op.output_schema)
-                return flat_object(wrapped[1] if wrapped is not None else op.output_schema)
-        return {}
+                wrapped = envelope(op.output_schema, self.names_of(tmpl))
+                records.append(flat_object(wrapped[1] if wrapped is not None else op.output_schema))
+        # one kind of record before a choice of several (Stripe's customer, not the GET's
+        # ``anyOf: [customer, deleted_customer]``)
+        plain = [r for r in records if len(shapes(r)) <= 1]
+        return (plain or records or [{}])[0]
 
     # -- keys ----------------------------------------------------------------------------------
 
@@ -390,7 +451,9 @@ class _Inference:
             return ' + "/" + '.join(refs)
         return refs[-1]
 
-    def key_field(self, resource: Resource, param: str, schema: Mapping[str, Any] | None) -> str | None:
+    def key_field(
+        self, resource: Resource, param: str, schema: Mapping[str, Any] | None, named_alone: bool = False
+    ) -> str | None:
         """The field of a record that holds the resource's key (``petId`` or ``id``)."""
         props, _ = object_props(schema)
         if param in props:
@@ -399,16 +462,38 @@ class _Inference:
         by_lower = {str(k).lower(): str(k) for k in props}
         if lowered in by_lower:
             return by_lower[lowered]  # ``{Sid}`` for a record's ``sid``
-        for tail in ("sid", "uuid", "id", "name"):
+        for tail in ("sid", "uuid", "gid", "id", "name"):
             if lowered.endswith(tail) and tail in props:
-                return (
-                    tail  # ``{AccountSid}`` -> ``sid``, ``{serviceUuid}`` -> ``uuid``, ``{petId}`` -> ``id``
-                )
+                # ``{AccountSid}`` -> ``sid``, ``{serviceUuid}`` -> ``uuid``, ``{project_gid}`` ->
+                # ``gid`` (Asana), ``{petId}`` -> ``id``
+                return tail
         singular = _singular(self._name_base(resource))
         for candidate in (f"{singular}Id", f"{singular}_id", "id"):
             if candidate in props:
                 return candidate
+        if not named_alone:
+            return None
+        # ``{namespace_id}`` naming a record's ``namespace`` (DigitalOcean's functions): only in
+        # an answer, where the record comes whole (a request's ``file`` is no file id)
+        for tail in ("_id", "Id"):
+            named = param[: -len(tail)]
+            if (
+                param.endswith(tail)
+                and named in props
+                and scalar_kind(schema or {}, props[named]) is not None
+            ):
+                return named
         return None
+
+    def record_names(self, resource: Resource) -> tuple[str, ...]:
+        """What an envelope field holding one of ``resource``'s records may be called."""
+        return self.names_of(resource.template)
+
+    @staticmethod
+    def names_of(template: tuple[str, ...]) -> tuple[str, ...]:
+        literals = [s for s in template if s != "{}"]
+        singular = _singular(literals[-1] if literals else "items")
+        return (singular, singular.replace("-", "_"))
 
     def kind_fits(self, resource: Resource, root: Mapping[str, Any], schema: Any) -> bool:
         return scalar_kind(root, schema) == resource.key_type
@@ -432,6 +517,7 @@ class _Inference:
         for op in self.ops:
             self.consumer(op)
             self.producer(op)
+            self.flat_producer(op)
             self.collection_update(op)
             self.lister(op)
         for op in self.ops:
@@ -517,9 +603,20 @@ class _Inference:
         exact = self.template(op.path) == resource.template
         if exact and op.method == "DELETE":
             self.add(op, "effects", f"del {resource.name}[{key}]", loc)
-        if exact and op.method in ("PUT", "PATCH"):
-            value = self.stored_value(op, resource, params[-1].name)
+        # a POST on an instance (Stripe's, Twilio's and OpenAI's update) stores what it answers
+        # where that is the record itself: the same fields as the collection's
+        if exact and op.method in ("PUT", "PATCH", "POST"):
+            value = self.stored_value(op, resource, params[-1].name, same_record=op.method == "POST")
             if value is not None:  # the stored record is what the modify answers
+                self.add(op, "effects", f"{resource.name}[{key}] = {value}", loc)
+        # so does an action on it (``/invoices/{invoice}/finalize``); one answering 201 made a
+        # new instance (Box's ``/files/{file_id}/copy``), stored under the key it answers
+        if op.method == "POST" and len(self.template(op.path)) == len(resource.template) + 1:
+            value = self.stored_value(op, resource, params[-1].name, same_record=True)
+            answered = self.answered_key(op, resource, params) if op.created else None
+            if answered is not None:
+                self.add(op, "effects", f"{resource.name}[{answered[0]}] = {answered[1]}", loc)
+            elif value is not None and not op.created:
                 self.add(op, "effects", f"{resource.name}[{key}] = {value}", loc)
         if exact and op.method == "GET" and not resource.composite and op.output_schema is not None:
             field = self.key_field(resource, params[-1].name, op.output_schema)
@@ -573,6 +670,33 @@ class _Inference:
             )
         self.add(op, "effects", f"{resource.name}[{key}] = {value}", op.loc)
 
+    def flat_producer(self, op: OpInfo) -> None:
+        """``POST /projects/{project_gid}/sections`` creating a section that is fetched at
+        ``/sections/{section_gid}`` (Asana's style): the one top-level collection named like the
+        path's last segment stores what the call answers, where that is shaped like its records."""
+        tmpl = self.template(op.path)
+        if op.method != "POST" or "{}" not in tmpl or tmpl[-1] == "{}" or (*tmpl, "{}") in self.resources:
+            return
+        found = [
+            r
+            for r in self.resources.values()
+            if r.depth == 1 and not r.composite and r.template[-2:] == (tmpl[-1], "{}")
+        ]
+        if len(found) != 1 or op.output_schema is None:
+            return
+        resource = found[0]
+        sample = next((o for o in self.ops if self.resource_template(o.path) == resource.template), None)
+        own = self.op_params(sample, resource.template) if sample is not None else []
+        if not own:
+            return
+        key, value, client = self.produced_key(op, resource, own[-1].name)
+        if key is None or value is None or client:
+            return
+        wrapped = envelope(op.output_schema, self.record_names(resource)) if value != "output" else None
+        record = wrapped[1] if wrapped is not None else op.output_schema
+        if self.same_record(record, resource):
+            self.add(op, "effects", f"{resource.name}[{key}] = {value}", op.loc)
+
     def produced_key(self, op: OpInfo, resource: Resource, param: str) -> tuple[str | None, str | None, bool]:
         """Where a producer's new key is: (key expression, stored value, whether the client chose it)."""
         out_props, _ = object_props(op.output_schema) if op.output_schema is not None else ({}, frozenset())
@@ -589,35 +713,91 @@ class _Inference:
         if in_field is not None and in_base is not None:
             return field_ref(in_base, in_field), in_base, True
         inner = self.enveloped_key(op, resource, param)
-        if inner is not None:
+        if inner is not None and self.creates_in(op, resource, inner[1]):
             return inner[0], inner[1], False
         return None, None, False
+
+    def creates_in(self, op: OpInfo, resource: Resource, wrapper: str) -> bool:
+        """Whether an enveloped answer is a record of ``resource``'s: the envelope is named so
+        (``data``, ``service`` for ``services``), or the record is shaped like the one fetching
+        an instance answers; not ``{"agent": ...}`` answering an attach to the agent's functions
+        (the collection's records may be read from that very answer: their shape tells nothing)."""
+        if wrapper in [field_ref("output", n) for n in (*_ENVELOPES, *self.record_names(resource))]:
+            return True
+        wrapped = envelope(op.output_schema or {}, self.record_names(resource))
+        return wrapped is not None and bool(shapes(wrapped[1]) & self.fetched_shapes(resource))
+
+    def fetched_shapes(self, resource: Resource) -> set[frozenset[str]]:
+        """The field sets of the records fetching an instance (``GET`` on its path) answers."""
+        found: set[frozenset[str]] = set()
+        for o in self.ops:
+            if (
+                o.method == "GET"
+                and self.template(o.path) == resource.template
+                and o.output_schema is not None
+            ):
+                record = envelope(o.output_schema, self.record_names(resource))
+                found |= shapes(record[1] if record is not None else o.output_schema)
+        return found
 
     def enveloped_key(self, op: OpInfo, resource: Resource, param: str) -> tuple[str, str] | None:
         """A response that wraps the record (``{"service": {...}}``, ``{"data": {...}}``): the
         key inside it and the wrapped record, as expressions over ``output``."""
         if op.output_schema is None:
             return None
-        wrapped = envelope(op.output_schema)
+        wrapped = envelope(op.output_schema, self.record_names(resource))
         if wrapped is None:
             return None
         name, inner = wrapped
-        field = self.key_field(resource, param, inner)
-        props, required = object_props(inner)
-        if field is None or field not in required or not self.kind_fits(resource, inner, props[field]):
+        field = self.key_field(resource, param, inner, named_alone=True)
+        props, _ = object_props(inner)
+        # like a bare record's, the wrapped key may be written optional (a read-only ``id``): a
+        # create that answers without it fails its step (``loader.effect``)
+        if field is None or not self.kind_fits(resource, inner, props[field]):
             return None
         base = field_ref("output", name)
         return field_ref(base, field), base
 
-    def stored_value(self, op: OpInfo, resource: Resource, param: str) -> str | None:
-        """What a modify (``PUT``/``PATCH`` on an instance) leaves stored: the record it answers."""
+    def answered_key(self, op: OpInfo, resource: Resource, params: list[ParamInfo]) -> tuple[str, str] | None:
+        """The key of the record a call answers (the parent's from the path) and the record,
+        where the answer is one of ``resource``'s records."""
+        value = self.stored_value(op, resource, params[-1].name, same_record=True)
+        if value is None or op.output_schema is None:
+            return None
+        wrapped = envelope(op.output_schema, self.record_names(resource)) if value != "output" else None
+        record = wrapped[1] if wrapped is not None else op.output_schema
+        field = self.key_field(resource, params[-1].name, record)
+        props, _ = object_props(record)
+        if field is None or not self.kind_fits(resource, record, props[field]):
+            return None
+        own = field_ref(value, field)
+        if not resource.composite:
+            return own, value
+        return ' + "/" + '.join([*(field_ref("input", p.name) for p in params[:-1]), own]), value
+
+    def stored_value(
+        self, op: OpInfo, resource: Resource, param: str, same_record: bool = False
+    ) -> str | None:
+        """What a modify (``PUT``/``PATCH`` on an instance) leaves stored: the record it answers;
+        with ``same_record``, only a record declaring the fields the collection's records do."""
         if op.output_schema is None or not is_object(op.output_schema, op.output_schema):
             return None
         field = self.key_field(resource, param, op.output_schema)
         if field is not None:
-            return "output"
-        inner = self.enveloped_key(op, resource, param)
-        return inner[1] if inner is not None else None
+            value, record = "output", op.output_schema
+        else:
+            inner = self.enveloped_key(op, resource, param)
+            if inner is None:
+                return None
+            wrapped = envelope(op.output_schema, self.record_names(resource))
+            value, record = inner[1], wrapped[1] if wrapped is not None else {}
+        if same_record and not self.same_record(record, resource):
+            return None
+        return value
+
+    def same_record(self, record: Mapping[str, Any], resource: Resource) -> bool:
+        """Whether ``record`` declares the fields a record of the collection does."""
+        return bool(shapes(record) & (shapes(resource.value_schema) | self.fetched_shapes(resource)))
 
     @staticmethod
     def body_required(op: OpInfo) -> frozenset[str]:

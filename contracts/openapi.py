@@ -548,6 +548,7 @@ class _Translator:
             output_schema=output_schema,
             errors=errors,
             loc=loc,
+            created=success.status == 201,
         )
         return spec, binding, op
 
