@@ -62,7 +62,7 @@ def console(stderr: bool = False) -> Any:
     """A rich console; plain text when not on a terminal."""
     from rich.console import Console
 
-    return Console(stderr=stderr, highlight=False, soft_wrap=True)
+    return Console(stderr=stderr, highlight=False, soft_wrap=True, emoji=False)
 
 
 def messages_console(out: str | None) -> Any:

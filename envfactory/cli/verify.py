@@ -120,7 +120,11 @@ def command(
             if target is None:
                 from rich.console import Console
 
-                target = console() if output is None else Console(file=out, highlight=False, soft_wrap=True)
+                target = (
+                    console()
+                    if output is None
+                    else Console(file=out, highlight=False, soft_wrap=True, emoji=False)
+                )
             write_text(results, target, summary=summary)
     return summary.exit_code()
 

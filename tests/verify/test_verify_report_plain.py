@@ -40,7 +40,7 @@ class CountingConsole(Console):
 
 def _report(results: list[Result], *, through_rich: bool) -> tuple[str, int]:
     out = io.StringIO()
-    console = CountingConsole(file=out, highlight=False, soft_wrap=True, record=through_rich)
+    console = CountingConsole(file=out, highlight=False, soft_wrap=True, emoji=False, record=through_rich)
     write_text(results, console)
     text = out.getvalue()
     return text[: text.index("verification summary")], console.prints
@@ -146,7 +146,7 @@ def summaries(draw: Any) -> Summary:
 
 def _rich_text(renderable: Any, width: int = 80) -> str:
     out = io.StringIO()
-    Console(file=out, highlight=False, soft_wrap=True, width=width).print(renderable)
+    Console(file=out, highlight=False, soft_wrap=True, emoji=False, width=width).print(renderable)
     return out.getvalue()
 
 
@@ -168,7 +168,7 @@ def test_a_report_without_rich_reads_as_rich_prints_it(problems: list[Result], i
     assert isinstance(stand_in, PlainConsole)
     write_text(results, stand_in, summary=summary)
     rich = io.StringIO()
-    console = Console(file=rich, highlight=False, soft_wrap=True, width=stand_in.width)
+    console = Console(file=rich, highlight=False, soft_wrap=True, emoji=False, width=stand_in.width)
     for result in results:
         for line in _lines(result):
             console.print(_markup(line), highlight=False)
@@ -242,3 +242,37 @@ def test_a_text_report_of_a_file_loads_no_rich_console(tmp_path: Any) -> None:
     modules, report = json.loads(done.stdout.strip().splitlines()[-1])
     assert "INVALID" in report and "verification summary" in report  # failures and the summary
     assert "rich.console" not in modules and "rich.table" not in modules
+
+
+def test_emoji_codes_in_ids_and_locations_print_as_text(tmp_path: Any) -> None:
+    """rich reads ``:100:`` (in ``file.yaml:100:5``) and ``:smile:`` as emoji codes; the report
+    prints them as the text they are, through rich (a terminal) and without it (a file)."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    bank = Path(__file__).resolve().parents[2] / "examples" / "bank" / "bank.yaml"
+    opened = {"tool": "open", "input": {"account": "AA01", "owner": "ana"}}
+    lines = [
+        {"id": "log.yaml:100:5", "steps": [opened]},
+        {
+            "id": "run :smile: 2",
+            "steps": [opened, {"tool": "deposit", "input": {"account": "ZZ99", "amount": 1}}],
+        },
+    ]
+    path = tmp_path / "emoji.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), "utf-8")
+    for extra in ({}, {"FORCE_COLOR": "1", "NO_COLOR": "1"}):
+        env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "NO_COLOR")} | extra
+        run = subprocess.run(
+            [sys.executable, "-m", "envfactory", "verify", str(bank), str(path)],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=600,
+            check=False,
+        )
+        assert run.returncode == 1, run.stderr
+        assert "log.yaml:100:5" in run.stdout and "run :smile: 2" in run.stdout, run.stdout
+        assert "\U0001f4af" not in run.stdout and "\U0001f604" not in run.stdout
