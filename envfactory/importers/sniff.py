@@ -27,19 +27,6 @@ from envfactory.importers.openai_chat import RUN_STEP, run_steps, stored_message
 from envfactory.importers.openai_responses import ITEM_TYPES
 from envfactory.importers.streams import is_message
 
-FORMATS = (
-    "native",
-    "openai-chat",
-    "openai-responses",
-    "anthropic",
-    "gemini",
-    "bedrock",
-    "cohere",
-    "mistral",
-    "langchain",
-    "mcp",
-    "bfcl",
-)
 _RESPONSES_ITEMS = ITEM_TYPES
 _ANTHROPIC_BLOCKS = BLOCK_TYPES
 _SCAN = 10_000
@@ -53,9 +40,11 @@ def sniff(data: Any, *, plain: str = "openai-chat") -> str:
     the caller knows it)."""
     found = _sniff(data)
     if found is None:
+        from envfactory.importers import FORMATS  # the package's one list, complete once it is loaded
+
+        named = "|".join(f for f in FORMATS if f != "auto")
         raise TrajectoryError(
-            "cannot tell the log format from its structure; name it: "
-            "envfactory import {" + "|".join(FORMATS) + "} FILE"
+            f"cannot tell the log format from its structure; name it: envfactory import {{{named}}} FILE"
         )
     return plain if found == _PLAIN else found
 
@@ -172,4 +161,4 @@ def _kind(item: dict[str, Any]) -> str | None:
     return kind if isinstance(kind, str) else None
 
 
-__all__ = ["FORMATS", "sniff"]
+__all__ = ["sniff"]
