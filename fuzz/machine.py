@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from hypothesis import given
 from hypothesis import strategies as st
+from hypothesis.errors import HypothesisException
 from hypothesis.stateful import RuleBasedStateMachine, rule
 
 from envfactory.contracts.errors import EvaluationError
@@ -600,13 +601,27 @@ def plans(session: Session) -> list[OpPlan]:
     return [OpPlan(op, session) for op in session.contract.operations.values()]
 
 
+def guarded_step(case: Case, ops: list[OpPlan], src: Source) -> None:
+    """``case.step``, with an error of the fuzzer's own code kept in the session so that the run
+    ends with it. A target's errors are findings inside the step; what passes through is our
+    findings, Hypothesis's own control flow, or a bug of ours."""
+    try:
+        case.step(ops, src)
+    except (AssertionError, HypothesisException):
+        raise  # findings are assertions (FindingError); assume() and data draws are Hypothesis's
+    except Exception as err:
+        if case.session.internal_error is None:
+            case.session.internal_error = err
+        raise
+
+
 def build_machine(session: Session) -> type[ContractMachine]:
     """A state machine class for ``session``: one rule that takes a steered step (the operation
     is the step's own choice, so that it can look at the model state)."""
     ops = plans(session)
 
     def call(self: ContractMachine, data: st.DataObject) -> None:
-        self.case.step(ops, Source(data))
+        guarded_step(self.case, ops, Source(data))
 
     call.__name__ = "step"
     namespace: dict[str, Any] = {"session": session, "step": rule(data=st.data())(call)}
@@ -629,7 +644,7 @@ def fast_test(session: Session, steps: int) -> Callable[..., None]:
             if cd.draw_boolean(p=2**-16, forced=True if count >= steps else None):
                 cd.stop_span()
                 break
-            case.step(ops, src)
+            guarded_step(case, ops, src)
             cd.stop_span()
 
     return run

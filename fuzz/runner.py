@@ -242,6 +242,10 @@ class Session:
         self.stopped_by_budget = False
         self.max_cases: int | None = None
         self.stopped = False
+        self.internal_error: BaseException | None = None
+        """The first error the fuzzer's own step code raised (a bug of ours, not a finding): the
+        run ends with it, never with a quiet summary (Hypothesis may otherwise replay the case
+        as flaky, the fuzzer's steering having moved on, and end the round without a word)."""
         self.first_case: int | None = None
         self.shrink_cases = SHRINK_CASES
         self.kinds: frozenset[str] | None = None
@@ -530,6 +534,8 @@ def fuzz(
         session.searching = False
         with contextlib.suppress(Exception):
             target.reset()
+    if session.internal_error is not None:
+        raise session.internal_error
     session.time_budget = None  # the search is over: replays must not stop it again
     _minimize_new(session, minimized)
     coverage = (

@@ -208,3 +208,27 @@ def test_a_key_made_again_after_a_history_is_an_outcome_and_a_corpus_entry() -> 
     assert ("remade", "accounts", 2) in session.corpus.seen
     assert session.corpus.entries[entries:] == [(*calls, ("open", {"name": "a"}))]
     assert case.history[("accounts", "a")] == 0  # the new record's history starts again
+
+
+@pytest.mark.parametrize("engine", ["rules", "fast"])
+def test_an_error_of_the_fuzzers_own_step_code_ends_the_run(
+    monkeypatch: pytest.MonkeyPatch, engine: str
+) -> None:
+    """A bug in the fuzzer's step code (here: from the fourth step of any case on) is raised at
+    the end of the run, never a quiet summary with fewer cases. Before, the rule-based engine's
+    replay of the failing case was flaky (the steering had moved on) and the round ended
+    without a word."""
+    from envfactory.fuzz.runner import fuzz
+    from envfactory.fuzz.targets import open_target
+
+    contract = envfactory.load(Path(__file__).resolve().parents[2] / "examples" / "bank" / "bank.yaml")
+    real = machine.Case.step
+
+    def broken(self: Any, *args: Any, **kwargs: Any) -> None:
+        if len(self.steps) >= 3:
+            raise ValueError("max() arg is an empty sequence")
+        real(self, *args, **kwargs)
+
+    monkeypatch.setattr(machine.Case, "step", broken)
+    with pytest.raises(ValueError, match="empty sequence"):
+        fuzz(contract, open_target("sim", contract), seed=1, max_examples=50, engine=engine)
