@@ -19,8 +19,7 @@ from envfactory.contracts.model import Clause, Operation
 from envfactory.contracts.semantics import Failure
 from envfactory.contracts.values import FrozenMap
 from envfactory.contracts.values import to_json as value_to_json
-from envfactory.importers import BROKEN_ARGUMENTS
-from envfactory.trajectory import Trajectory
+from envfactory.trajectory import BROKEN_ARGUMENTS, Trajectory
 
 if TYPE_CHECKING:
     from envfactory.verification import Verifier

@@ -28,7 +28,9 @@ from envfactory.contracts.optional import require
 from envfactory.trajectory import (
     MAX_LINE_BYTES,
     Trajectory,
+    holds_large_native_object,
     holds_native_list,
+    is_native_record,
     list_items,
     parse_lines,
     parse_list_item,
@@ -80,33 +82,36 @@ class Options:
 
 def read_input(path: str, input_format: str = "native") -> Iterator[Item]:
     """Trajectories of one file in a given format (``native``, ``auto`` or a log format)."""
-    if input_format == "native":
+    if input_format == "native" or (input_format == "auto" and _native_file(path)):
         return read_trajectories(path)
     from envfactory import importers
 
     return importers.read(input_format, path)
 
 
-def _is_native_lines(path: str, input_format: str) -> bool:
-    """True when the file can be split into raw lines that workers parse themselves."""
+def _native_file(path: str) -> bool:
+    """Whether an ``auto`` file is in the native format, told as the importers tell it (its first
+    record), without loading them: a ``.json`` list or large object of trajectories, or JSON
+    Lines whose first record is one."""
     if Path(path).suffix.lower() == ".json":
-        return False
-    if input_format == "native":
-        return True
-    if input_format != "auto":
-        return False
+        return holds_native_list(path) or holds_large_native_object(path)
     try:
         with open(path, "rb") as handle:
             while raw := handle.readline(MAX_LINE_BYTES + 1):
                 if raw.strip():
                     import orjson
 
-                    from envfactory.importers import sniff
-
-                    return bool(sniff(orjson.loads(raw)) == "native")
-    except (OSError, ValueError, TrajectoryError):
+                    return is_native_record(orjson.loads(raw))
+    except (OSError, ValueError):
         return False
     return False
+
+
+def _is_native_lines(path: str, input_format: str) -> bool:
+    """True when the file can be split into raw lines that workers parse themselves."""
+    if Path(path).suffix.lower() == ".json":
+        return False
+    return input_format == "native" or (input_format == "auto" and _native_file(path))
 
 
 def _list_chunks(path: str) -> Iterator[Chunk]:

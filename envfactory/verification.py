@@ -47,8 +47,15 @@ from envfactory.contracts.evaluator import Env
 from envfactory.contracts.model import Clause, Contract, Operation
 from envfactory.contracts.semantics import Failure, Machine
 from envfactory.contracts.values import FrozenMap
-from envfactory.importers import BROKEN_ARGUMENTS
-from envfactory.trajectory import UNSET, Step, Trajectory, completion_message, fill_holes, iter_holes
+from envfactory.trajectory import (
+    BROKEN_ARGUMENTS,
+    UNSET,
+    Step,
+    Trajectory,
+    completion_message,
+    fill_holes,
+    iter_holes,
+)
 
 VERDICTS = ("valid", "invalid", "feasible", "unknown", "unreadable")
 RESULT_FIELDS = (

@@ -27,11 +27,13 @@ from envfactory.trajectory._decode import MAX_LINE_BYTES, parse_json_value, pars
 from envfactory.trajectory._jsonl import MAX_DOCUMENT_BYTES, read_trajectories, read_trajectories_text
 from envfactory.trajectory._jsonlist import holds_native_list, list_items, parse_list_item
 from envfactory.trajectory._model import (
+    BROKEN_ARGUMENTS,
     Hole,
     Step,
     Trajectory,
     completion_message,
     fill_holes,
+    is_native_record,
     iter_holes,
     short_json,
 )
@@ -77,6 +79,7 @@ def trajectory_features() -> Any:
 
 
 __all__ = [
+    "BROKEN_ARGUMENTS",
     "MAX_DEPTH",
     "MAX_DOCUMENT_BYTES",
     "MAX_LINE_BYTES",
@@ -94,6 +97,7 @@ __all__ = [
     "fill_holes",
     "holds_large_native_object",
     "holds_native_list",
+    "is_native_record",
     "iter_holes",
     "list_items",
     "parse_json_value",

@@ -85,6 +85,23 @@ class Trajectory:
         return tuple(seen)
 
 
+BROKEN_ARGUMENTS = "invalid_arguments"
+"""The step ``meta`` key that marks arguments an importer could not decode (the reason is its
+value): the agent's finding, which ``verify`` reports as ``input_schema`` at that step."""
+
+
+def is_native_record(data: Any) -> bool:
+    """Whether one decoded record is a trajectory in the native format (it has ``steps``), not a
+    log another format wrote (an MCP JSON-RPC message, a BFCL entry): what ``auto`` decides from a
+    file's first record, without loading the importers."""
+    return (
+        isinstance(data, dict)
+        and data.get("jsonrpc") != "2.0"
+        and "ground_truth" not in data
+        and isinstance(data.get("steps"), list)
+    )
+
+
 def iter_holes(value: Any) -> Iterator[Hole]:
     """Every ``Hole`` inside a value, depth first, in document order (repeats included)."""
     if isinstance(value, Hole):

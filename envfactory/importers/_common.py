@@ -14,7 +14,7 @@ import orjson
 
 from envfactory.contracts.errors import Location, TrajectoryError
 from envfactory.importers.streams import looks_like_sse, sse_payload
-from envfactory.trajectory import Step, Trajectory, check_value, parse_json_value
+from envfactory.trajectory import BROKEN_ARGUMENTS, Step, Trajectory, check_value, parse_json_value
 from envfactory.trajectory._decode import decode_json, json_syntax_error
 from envfactory.trajectory._jsonl import is_json_lines, iter_lines, read_document
 
@@ -148,9 +148,6 @@ def import_each(
 ERROR_STATUS = 400
 """The status of a call whose result the log marks as an error (Anthropic ``is_error``, Bedrock
 ``status: error``, Gemini ``error``, MCP ``isError``, a failed run step): the tool refused it."""
-
-BROKEN_ARGUMENTS = "invalid_arguments"
-"""The step ``meta`` key that marks arguments that could not be decoded (the reason is its value)."""
 
 
 def tool_input(value: Any, where: str, location: Location, meta: dict[str, Any]) -> Any:

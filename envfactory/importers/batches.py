@@ -125,7 +125,10 @@ def _pair(data: dict[str, Any], cid: str | None, request: Any, response: Any, lo
         response = None
     if request is None and response is None:
         return _failed(cid, "neither a request nor a response", location)
-    record = _joined(request, response) if request and response else request or response
+    if request is not None and response is not None:
+        record = _joined(request, response)
+    else:
+        record = request if request is not None else response
     assert record is not None
     return record if cid is None else _named(record, cid)
 

@@ -26,6 +26,7 @@ from envfactory.importers.mistral import is_record as is_mistral_record
 from envfactory.importers.openai_chat import RUN_STEP, run_steps, stored_messages
 from envfactory.importers.openai_responses import ITEM_TYPES
 from envfactory.importers.streams import is_message
+from envfactory.trajectory import is_native_record
 
 _RESPONSES_ITEMS = ITEM_TYPES
 _ANTHROPIC_BLOCKS = BLOCK_TYPES
@@ -97,7 +98,7 @@ def _sniff_object(data: dict[str, Any]) -> str | None:
         return "mcp"
     if "ground_truth" in data:
         return "bfcl"
-    if isinstance(data.get("steps"), list):
+    if is_native_record(data):
         return "native"
     if is_cohere_record(data):
         return "cohere"

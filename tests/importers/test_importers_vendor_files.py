@@ -963,3 +963,12 @@ def test_langchain_messages_in_each_serialization(tmp_path: Path) -> None:
         )
         assert (second.tool, second.output, second.status) == ("<unnamed>", "no such account", 400)
         assert second.meta is not None and "invalid JSON" in second.meta[BROKEN_ARGUMENTS]
+
+
+def test_empty_request_or_response_bodies_are_one_error_each(tmp_path: Path) -> None:
+    """An empty body is falsy but present: ``{}`` alone is still a record (found by the reading
+    path's property test: ``{"full_request": {}}`` was an internal error)."""
+    lines = [{"full_request": {}}, {"key": "k", "request": {}}, {"key": "k", "request": {}, "response": {}}]
+    got = list(read("auto", _jsonl(tmp_path, "empty.jsonl", lines)))
+    assert len(got) == 3 and all(isinstance(x, TrajectoryError) for x in got)
+    assert [x.location.line for x in got if isinstance(x, TrajectoryError) and x.location] == [1, 2, 3]

@@ -115,3 +115,19 @@ def test_every_public_name_resolves() -> None:
     for name in envfactory.__all__:
         assert getattr(envfactory, name) is not None, name
     assert set(envfactory.__all__) <= set(dir(envfactory))
+
+
+def test_verify_of_a_native_file_loads_no_importer(tmp_path: Path) -> None:
+    """``--input-format auto`` (the default) tells a native file by its first record without the
+    importers package (a dozen vendor formats: about 10 ms of a run's start-up)."""
+    contract = ROOT / "examples" / "tickets" / "tickets.yaml"
+    native = ROOT / "examples" / "tickets" / "trajectories.jsonl"
+    code = (
+        "import json, sys\nfrom envfactory.cli import main\ntry:\n"
+        f"    main(['verify', {str(contract)!r}, {str(native)!r}])\nexcept SystemExit:\n    pass\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith('envfactory.importers'))))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False
+    )
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == []
