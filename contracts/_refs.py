@@ -225,7 +225,9 @@ class _Bundler:
             for key, value in node.items():
                 if key == "$ref" and isinstance(value, str):
                     out[key] = self.ref(value, node, file, document, schema_root, chain)
-                elif key in _SCHEMA_MAPS and isinstance(value, Mapping) and isinstance(value.get("$ref"), str):
+                elif (
+                    key in _SCHEMA_MAPS and isinstance(value, Mapping) and isinstance(value.get("$ref"), str)
+                ):
                     # a JSON Reference standing for a whole map of schemas (`properties: {$ref: f.yml#/x}`,
                     # as DigitalOcean writes it): bundlers replace it by its target, and so do we
                     target, _loc, tfile, tdoc = self.follow(value, self.where(value), file, document)
