@@ -547,6 +547,7 @@ CORRECT = {
     "depot": "Depot",
     "garage": "Garage",
     "registrar": "Registrar",
+    "fleet": "Fleet",
 }
 
 

@@ -160,6 +160,11 @@ class Findings:
         elif finding.size < old.size:
             self.by_key[finding.key] = finding
 
+    def discard(self, key: Key) -> None:
+        if self.by_key.pop(key, None) is not None:
+            self.order.remove(key)
+            del self.first_seen[key]
+
     def __len__(self) -> int:
         return len(self.by_key)
 

@@ -137,6 +137,7 @@ class Case:
 
     __slots__ = (
         "accepted",
+        "changed",
         "dropped",
         "focus",
         "history",
@@ -182,6 +183,10 @@ class Case:
         """Operations whose every valid-intent draw the model refused in the current state: not
         preferred again until a call changes the state (``lock`` on a locked bin, ``move`` with
         one bin, asked again and again, wasted the steps a deep state needs)."""
+        self.changed: tuple[tuple[str, Any], ...] = ()
+        """In a replay, the records (collection, key) the last accepted call changed, of
+        collections some read operation takes a key of: what a read would show wrong first
+        (``shrink.explained``)."""
         self.replaying = replay
         self.started = False
         session.target.reset()
@@ -516,14 +521,22 @@ class Case:
                 self.accepted.append((op.name, value))
                 if session.corpus.novel(post, session.state_writes[op.name]) and not self.replaying:
                     session.corpus.add(self.accepted)
+                readers = session.readers if self.replaying else {}  # read by replays alone
+                changed: list[tuple[str, Any]] = []
                 for name in session.writes[op.name]:
                     self._remember(name, post.get(name))
                     before = state.get(name)
                     after = post.get(name)
-                    if after is not before and name in session.deleted:
+                    if after is before:
+                        continue
+                    if name in session.deleted:
                         self._records(op.name, name, before or {}, after or {})
                     if before and len(after or ()) < len(before):
                         self.dropped.setdefault(name, []).extend(k for k in before if k not in (after or ()))
+                    if name in readers and after:
+                        old = before or {}
+                        changed += [(name, k) for k, record in after.items() if old.get(k) is not record]
+                self.changed = tuple(changed)
                 self._remember_values(value, response.output)
                 return
         else:
@@ -598,7 +611,16 @@ class ContractMachine(RuleBasedStateMachine):
 
 
 def plans(session: Session) -> list[OpPlan]:
-    return [OpPlan(op, session) for op in session.contract.operations.values()]
+    """The operations' plans; and, in the session, the read operations that take a key of each
+    collection (``Session.readers``)."""
+    ops = [OpPlan(op, session) for op in session.contract.operations.values()]
+    readers: dict[str, list[OpPlan]] = {}
+    for plan in ops:
+        for key in plan.steer.keys:
+            if not key.fresh and not plan.op.effects and plan.op.ensures:
+                readers.setdefault(key.collection, []).append(plan)
+    session.readers = readers
+    return ops
 
 
 def guarded_step(case: Case, ops: list[OpPlan], src: Source) -> None:

@@ -15,6 +15,7 @@ import contextlib
 import hashlib
 import inspect
 import os
+import threading
 import time
 from collections.abc import Callable, Collection, Iterator
 from typing import Any
@@ -33,7 +34,7 @@ from envfactory.fuzz.corpus import Call, Corpus
 from envfactory.fuzz.findings import KINDS, Finding, FindingError, Findings, Key
 from envfactory.fuzz.oracle import Expectation
 from envfactory.fuzz.reach import Prefix
-from envfactory.fuzz.shrink import minimize
+from envfactory.fuzz.shrink import explained, minimize
 from envfactory.fuzz.steering import MADE_AGAIN, Steer, Threshold
 from envfactory.fuzz.targets import Target
 from envfactory.statemachine.simulator import Response
@@ -253,13 +254,21 @@ class Session:
         self.minimize_deadline: float | None = None
         """Past this (monotonic) time the shrinker starts no more replays."""
         self.prefixes: list[Prefix] = []
-        """Call sequences the solver planned to operations the search had not reached."""
+        """Call sequences the solver planned to operations the search had not reached (fixed
+        for a round: Hypothesis replays a case's choices and needs them to mean the same)."""
+        self.planned: list[Prefix] = []
+        """The prefixes the solver has reported so far (``reach``, perhaps still planning)."""
+        self.planning: threading.Thread | None = None
+        self.planning_error: Exception | None = None
         self.reach_at: tuple[float | None, int | None] | None = None
         """When the search stops to ask the solver (seconds, test cases); None once it has."""
         self.round_over = False
         self.reached: tuple[str, ...] = ()
         self.stateful = any(op.requires for op in closed.operations.values())
         """Whether some call can be refused by a precondition (the steering's premise)."""
+        self.explained: set[Key] = set()
+        """Findings shown to follow from an earlier wrong record (``shrink.explained``): not
+        reported, and ended quietly when a later round meets them again."""
         self.known: frozenset[Key] = frozenset()
         """Findings earlier rounds of the run reported: seen again, they end the case quietly."""
         self.outcomes: set[str] = set()
@@ -278,6 +287,8 @@ class Session:
         self.thresholds: dict[str, tuple[Threshold, ...]] = {}
         """Each operation's thresholds, read once for the shrinker (``shrink._tied``)."""
         self.state_writes = {name: tuple(sorted(op.writes)) for name, op in closed.operations.items()}
+        self.readers: dict[str, list[Any]] = {}
+        """Per collection, the plans of the read operations that take a key of it (``machine.plans``)."""
         self.slow: dict[str, dict[str, Response]] = {}
         # a call's cost: CPU time where it runs in this process (the same on a loaded machine, so
         # the same seed memoizes the same calls), wall time where it runs elsewhere
@@ -287,6 +298,14 @@ class Session:
 
     def elapsed(self) -> float:
         return time.monotonic() - self.started
+
+    def adopt_prefixes(self) -> None:
+        """Take the prefixes the solver has planned so far for the rounds that follow."""
+        if self.planning_error is not None:
+            raise self.planning_error
+        if len(self.planned) > len(self.prefixes):
+            self.prefixes = list(self.planned)
+            self.reached = tuple(p[-1] for p in self.prefixes)
 
     def begin_case(self) -> None:
         if self.reach_at is not None and self.first_case is None:
@@ -348,7 +367,8 @@ class Session:
 
     def found(self, finding: Finding) -> None:
         if self.searching and finding.key in self.known:
-            self.findings.add(finding, self.elapsed())  # a shorter trace replaces a longer one
+            if finding.key not in self.explained:
+                self.findings.add(finding, self.elapsed())  # a shorter trace replaces a longer one
             reject()  # reported by an earlier round: end this case without a failure
         fresh = finding.key not in self.findings.by_key
         if self.first_case is None:
@@ -516,9 +536,10 @@ def fuzz(
                 length = min(length * 2, steps * LONGER)
             if session.round_over:
                 session.round_over = False
-                reach(session, time_budget)
+                reach(session, time_budget, background=by_budget)
+            session.adopt_prefixes()
             _minimize_new(session, minimized)
-            session.known = frozenset(session.findings.by_key)
+            session.known = frozenset(session.findings.by_key) | session.explained
             if session.stopped_by_budget or (not multiple and session.findings):
                 break
             if not by_budget:
@@ -580,18 +601,38 @@ def fuzz(
 
 def _minimize_new(session: Session, done: set[Key]) -> None:
     """Shrink the findings not shrunk yet (``shrink.minimize``), as each round ends: a finding
-    made early gets its shortest trace then, not in what is left of the budget at the end."""
-    for finding_key, finding in list(session.findings.by_key.items()):
+    made early gets its shortest trace then, not in what is left of the budget at the end. A
+    finding whose target state was already wrong at an earlier step, as a read shows
+    (``shrink.explained``), gives way to that shorter finding: one wrong record, met again and
+    again as the case goes on, is one finding, with the trace that shows it first."""
+    findings = session.findings
+    for finding_key, finding in list(findings.by_key.items()):
         if finding_key in done or finding.kind in SLOW_KINDS:  # a hang waits out every replay
             continue
         done.add(finding_key)
-        session.findings.by_key[finding_key] = minimize(session, finding)
+        shrunk = findings.by_key[finding_key] = minimize(session, finding)
+        earlier = explained(session, shrunk)
+        if earlier is None:
+            continue
+        session.explained.add(finding_key)
+        seen = findings.first_seen[finding_key]
+        findings.discard(finding_key)
+        if earlier.key not in findings.by_key:
+            findings.add(earlier, seen)
+            done.add(earlier.key)
+            findings.by_key[earlier.key] = minimize(session, earlier)
 
 
-def reach(session: Session, time_budget: float | None) -> None:
+def reach(session: Session, time_budget: float | None, *, background: bool = False) -> None:
     """Plan prefixes to the clause outcomes no call has covered yet (``reach.py``): an operation
     never accepted, a ``requires`` never the one that refused (a counter never at its limit),
-    for the rounds that follow; asked once per run."""
+    for the rounds that follow; asked once per run.
+
+    In the ``background`` (a run bounded by its time budget), the search goes on while the solver
+    plans, and each round starts with the prefixes found so far (``adopt_prefixes``): waiting
+    for the solver cost a quarter of the budget on an idle machine, and most of it under load,
+    where the worker gets a small share of a core. A run bounded by examples waits, so that the
+    same seed plans the same prefixes for the same rounds."""
     from envfactory.fuzz.reach import effort, goal_of, plan
     from envfactory.solver.deadline import bounded
 
@@ -607,15 +648,29 @@ def reach(session: Session, time_budget: float | None) -> None:
     # loaded machine (the deadline is a guard, well past what the effort takes); each prefix is
     # reported as it is found, so the ones found before a deadline are kept
     contract = session.contract
-    found: list[Prefix] = []
+    found = session.planned
 
-    bounded(
-        lambda report: plan(contract, goals, effort=units, report=report),
-        HANG_GUARD if time_budget is None else seconds * REACH_GUARD,
-        progress=lambda prefix: found.append(tuple(prefix)),
-    )
-    session.prefixes = found
-    session.reached = tuple(p[-1] for p in found)
+    def work() -> None:
+        try:
+            bounded(
+                lambda report: plan(contract, goals, effort=units, report=report),
+                HANG_GUARD if time_budget is None else seconds * REACH_GUARD,
+                progress=lambda prefix: found.append(tuple(prefix)),
+            )
+        except Exception as err:  # raised where the run adopts what was planned
+            session.planning_error = err
+
+    if not background:
+        work()
+        session.adopt_prefixes()
+        return
+    # the worker is forked from this thread; what it imports is loaded here first, so that no
+    # lock another thread holds is copied into it
+    import envfactory.solver.bmc
+    import envfactory.solver.states  # noqa: F401
+
+    session.planning = threading.Thread(target=work, name="envfactory-reach", daemon=True)
+    session.planning.start()
 
 
 def _round_seed(seed: int, round_number: int) -> int:

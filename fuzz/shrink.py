@@ -127,6 +127,60 @@ def minimize(session: Session, finding: Finding) -> Finding:
     return best
 
 
+EXPLAINED_KINDS = frozenset(("divergence", "wrong_status", "forbidden_accepted", "postcondition"))
+"""Finding kinds that say the target's state is not the model's: a later one of these may be a
+consequence of an earlier step whose record was already wrong (``explained``)."""
+
+
+def explained(session: Session, finding: Finding) -> Finding | None:
+    """A finding that shows ``finding``'s target state already wrong at an earlier step, if a
+    shorter one does (or one the run reported with a shorter trace): the calls replayed up to
+    each step, and the records that step changed read back (by a read operation that takes just
+    the key); the first read that breaks the contract. A driver made again with the strikes of
+    a banned one shows in 6 calls as a wrong read; a refusal with the wrong status 15 calls in,
+    when three cars are out, is the same wrong record met later, and its trace cannot be
+    shorter. Crashes and schema breaks are never explained away: they are defects of their own."""
+    from envfactory.fuzz.machine import Case
+
+    if finding.kind not in EXPLAINED_KINDS or len(finding.steps) < 3:
+        return None
+    readers = session.readers
+    ops = session.contract.operations
+    steps = finding.steps
+    for i in range(len(steps) - 1):
+        if session.minimize_deadline is not None and time.monotonic() > session.minimize_deadline:
+            return None
+        case = Case(session, replay=True)
+        refs = references(steps)
+        outputs: dict[int, Any] = {}
+        try:
+            for j in range(i + 1):
+                case.send(ops[steps[j].tool], rebind(refs, j, steps[j].input, outputs))
+                outputs[j] = case.steps[-1].output
+        except FindingError:
+            return None  # the calls alone fail earlier: the shrinker's business, not this
+        for collection, key in case.changed:
+            for plan in readers.get(collection, ()):
+                field = _only_key_field(plan, collection)
+                if field is None:
+                    continue
+                try:
+                    case.send(plan.op, {field: key})
+                except FindingError as err:
+                    known = session.findings.by_key.get(err.finding.key)
+                    best = err.finding if known is None or err.finding.size < known.size else known
+                    return best if len(best.steps) < len(steps) else None
+    return None
+
+
+def _only_key_field(plan: Any, collection: str) -> str | None:
+    """The one input field of a read operation, if it names a key of ``collection`` and the
+    operation needs no other input."""
+    _, required, _ = object_properties(plan.op.input_schema)
+    fields = [k.field for k in plan.steer.keys if k.collection == collection and not k.fresh]
+    return fields[0] if len(fields) == 1 and set(required) <= set(fields) else None
+
+
 def _extremes(session: Session, finding: Finding) -> Finding:
     """``finding`` with integer inputs moved to their schema's bounds where it still shows: a
     restock of the most a call allows can stand for two smaller ones, a purchase of the least

@@ -232,3 +232,110 @@ def test_an_error_of_the_fuzzers_own_step_code_ends_the_run(
     monkeypatch.setattr(machine.Case, "step", broken)
     with pytest.raises(ValueError, match="empty sequence"):
         fuzz(contract, open_target("sim", contract), seed=1, max_examples=50, engine=engine)
+
+
+def test_a_run_with_a_time_budget_searches_on_while_the_solver_plans(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In the background, ``reach`` returns at once and each round takes the prefixes planned so
+    far; without it (a run bounded by examples) it waits for the plan. The worker is stood in for
+    by one that reports a prefix and then waits for the test's word."""
+    import threading
+
+    from envfactory.fuzz import runner
+    from envfactory.solver import deadline
+
+    go = threading.Event()
+
+    def worker(task: Any, seconds: float, *, progress: Any) -> None:
+        progress(("open", "close"))
+        assert go.wait(60)  # a hang guard: the test releases it
+        progress(("open", "deposit"))
+
+    monkeypatch.setattr(deadline, "bounded", worker)
+    session = _session(LEDGER, "Ledger")
+    runner.reach(session, 20.0, background=True)
+    assert session.planning is not None and session.planning.is_alive()
+    for _ in range(6000):  # the first prefix is on its way (a thread switch; a hang guard)
+        if session.planned:
+            break
+        session.planning.join(0.01)
+    session.adopt_prefixes()
+    assert session.prefixes == [("open", "close")] and session.reached == ("close",)
+    go.set()
+    session.planning.join(60)
+    session.adopt_prefixes()
+    assert session.prefixes == [("open", "close"), ("open", "deposit")]
+    waited = _session(LEDGER, "Ledger")
+    runner.reach(waited, None)
+    assert waited.planning is None and waited.prefixes == [("open", "close"), ("open", "deposit")]
+
+
+FLEET = envfactory.load(IMPLS / "fleet.yaml")
+
+
+def _found(session: Session, calls: list[tuple[str, dict[str, Any]]]) -> Any:
+    """The finding ``calls`` end in (the last call shows it), recorded in the session."""
+    from envfactory.fuzz.findings import FindingError
+
+    case = Case(session, replay=True)
+    with pytest.raises(FindingError) as err:
+        for name, value in calls:
+            case.send(FLEET.operations[name], value)
+    session.findings.add(err.value.finding)
+    return err.value.finding
+
+
+REMADE = [("addDriver", {"name": "p"}), ("strike", {"name": "p"}), ("strike", {"name": "p"})]
+REMADE += [("removeDriver", {"name": "p"}), ("addDriver", {"name": "p"})]
+THREE_OUT = [
+    *[("addCar", {"plate": c}) for c in "xyz"],
+    ("addDriver", {"name": "a"}),
+    ("addDriver", {"name": "b"}),
+]
+THREE_OUT += [("rent", {"plate": c, "driver": d}) for c, d in zip("xyz", "aab", strict=True)]
+
+
+def test_a_later_finding_of_a_record_already_wrong_gives_way_to_the_first() -> None:
+    """A driver made again keeps a banned one's strikes: a read shows it in 6 calls. With three
+    cars out, the remade driver's rent is refused with the wrong status (423 for 429): 15
+    calls, and no shorter trace shows that. A read after the remake shows the record wrong, so
+    the 15-call finding gives way to the 6-call one. The ban list that holds one driver is wrong
+    where no read shows it: its 15-call finding stays."""
+    from envfactory.fuzz.runner import _minimize_new
+    from envfactory.fuzz.shrink import explained
+
+    session = _session(FLEET, "BannedComesBack")
+    plans(session)
+    first = _found(session, [*REMADE, ("driverInfo", {"name": "p"})])
+    assert (first.operation, first.kind, len(first.steps)) == ("driverInfo", "postcondition", 6)
+    later = _found(
+        session, [*THREE_OUT, *REMADE, ("addCar", {"plate": "w"}), ("rent", {"plate": "w", "driver": "p"})]
+    )
+    assert (later.operation, later.kind, len(later.steps)) == ("rent", "wrong_status", 15)
+    assert explained(session, later) == first
+    done = {first.key}
+    _minimize_new(session, done)
+    assert session.findings.all() == [first] and session.explained == {later.key}
+    # met again in a later round, it ends the case quietly and stays out of the report
+    from hypothesis.errors import UnsatisfiedAssumption
+
+    session.known = frozenset(session.findings.by_key) | session.explained
+    session.searching = True
+    with pytest.raises(UnsatisfiedAssumption):
+        session.found(later)
+    assert session.findings.all() == [first]
+
+    banned = _session(FLEET, "TwoBanned")
+    plans(banned)
+    strikes = [("strike", {"name": n}) for n in "aacc"]
+    stays = _found(
+        banned,
+        [
+            *THREE_OUT,
+            ("addDriver", {"name": "c"}),
+            *strikes,
+            ("addCar", {"plate": "w"}),
+            ("rent", {"plate": "w", "driver": "a"}),
+        ],
+    )
+    assert (stays.kind, len(stays.steps)) == ("wrong_status", 15)
+    assert explained(banned, stays) is None
