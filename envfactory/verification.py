@@ -313,7 +313,7 @@ class Verifier:
             wire = getattr(traj.steps, "wire", None)  # a line the fast decoder read: no hole
             if wire is not None:  # the common case, in short: every step settled by its checker
                 run = Run(plain)
-                if _settled_wire(self.plans, wire, run, Env(run.state)) == len(wire):
+                if _settled(self.plans, wire, run, Env(run.state), True) == len(wire):
                     seconds = time.perf_counter() - start
                     return Result(traj.id, "valid", seconds=seconds, steps=len(wire), source=str(traj.source))
         try:
@@ -442,7 +442,7 @@ class Verifier:
             start = (
                 _settled(self.plans, steps, run, env)
                 if wire is None
-                else _settled_wire(self.plans, wire, run, env)
+                else _settled(self.plans, wire, run, env, True)
             )
             if start == len(steps):
                 return completed
@@ -809,34 +809,12 @@ class Verifier:
 # ------------------------------------------------------------------------------------- helpers
 
 
-def _settled(plans: Mapping[str, Plan], steps: Iterable[Step], run: Run, env: Env) -> int:
+def _settled(plans: Mapping[str, Plan], steps: Iterable[Any], run: Run, env: Env, wire: bool = False) -> int:
     """How many steps, from the first, the operations' generated checkers settle (each sure that
     its step passes every check, its effects written into ``run``); the verifier's full loop
-    takes over at the first they do not."""
-    index = 0
-    for step in steps:
-        plan = plans.get(step.tool)
-        if plan is None or step.meta is not None:
-            return index
-        check = plan.step
-        status = step.status
-        if check is None or (status is not None and status >= 400):
-            return index
-        env.input = step.input
-        env.output = step.output
-        try:
-            if check(env, run, step.has_output) is not True:
-                return index
-        except Exception:  # a closure or schema test it defers to raised: not sure
-            return index
-        index += 1
-    return index
-
-
-def _settled_wire(plans: Mapping[str, Plan], steps: Iterable[Any], run: Run, env: Env) -> int:
-    """``_settled`` over the decoded structs of a line (``trajectory._wire.WireStep``), which
-    read as ``Step`` but for ``has_output``, a property there: its test is written out here,
-    once per step of every file read (the hot loop of ``verify``)."""
+    takes over at the first they do not. ``steps`` are ``Step`` models or, with ``wire``, the
+    decoded structs (``trajectory._wire.WireStep``), which read alike but for ``has_output``, a
+    property there: the test it makes is written out here, once per step of every file read."""
     index = 0
     unset = UNSET
     for step in steps:
@@ -851,7 +829,7 @@ def _settled_wire(plans: Mapping[str, Plan], steps: Iterable[Any], run: Run, env
         env.input = step.input
         env.output = output
         try:
-            if check(env, run, output is not unset) is not True:
+            if check(env, run, output is not unset if wire else step.has_output) is not True:
                 return index
         except Exception:  # a closure or schema test it defers to raised: not sure
             return index
