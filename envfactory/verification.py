@@ -47,6 +47,7 @@ from envfactory.contracts.evaluator import Env
 from envfactory.contracts.model import Clause, Contract, Operation
 from envfactory.contracts.semantics import Failure, Machine
 from envfactory.contracts.values import FrozenMap
+from envfactory.statemachine.taint import prove_failure
 from envfactory.trajectory import (
     BROKEN_ARGUMENTS,
     UNSET,
@@ -166,6 +167,10 @@ GUESSED_SHARE = 0.25
 slow), before Z3 gets the trajectory with its own full limit."""
 GUESSED_COMBINATIONS = 64
 """Value combinations tried at one step whose holes are all new."""
+PROOF_TRIES = 8
+"""Failing completions the search runs with taint tracked (``_proved``), each failing further
+than the last and at a step holding no hole (where a wrong value fails, not every value),
+before the solver decides instead."""
 
 
 class _Symbolic(Exception):
@@ -672,6 +677,7 @@ class Verifier:
                 pending.append((at, before, {**values, **dict(zip(new, t, strict=True))}, outputs))
 
         branch(index, state, {}, {})
+        deepest, proofs = -1, 0  # the furthest failing step a completion reached; proofs tried
         give_up = time.monotonic() + self.timeout * GUESSED_SHARE  # a hang guard: steps can be slow
         while pending and budget > 0 and time.monotonic() < give_up:
             start, before, values, outputs = pending.pop()
@@ -689,6 +695,12 @@ class Verifier:
                 done = self._run(attrs.evolve(traj, steps=segment), before, False, run)
             except _Broken as broken:
                 budget -= broken.index + 1
+                at = start + broken.index
+                if at > deepest and proofs < PROOF_TRIES and not steps[at].has_holes:
+                    deepest, proofs = at, proofs + 1
+                    proved = self._proved(traj, index, state, values, end)
+                    if proved is not None:
+                        return proved
                 continue
             except _Symbolic:
                 return None  # a step's output is unknown and needed: Z3's part
@@ -709,6 +721,50 @@ class Verifier:
                 witness=witness,
             )
         return None
+
+    def _proved(
+        self, traj: Trajectory, index: int, state: FrozenMap, values: dict[str, Any], end: int
+    ) -> Result | None:
+        """An invalid result when the completion giving the holes ``values`` (all those of steps
+        ``index`` to ``end``) fails on a check that reads nothing the holes decide, so that every
+        completion fails there (``statemachine.taint``): the solver's verdict for a check that
+        fails whatever the unknowns are, without the solver. None when the run cannot vouch."""
+        steps = traj.steps
+        filled = tuple(
+            attrs.evolve(step, input=fill_holes(step.input, values), output=fill_holes(step.output, values))
+            if step.has_holes
+            else step
+            for step in steps[index:end]
+        )
+        completed = attrs.evolve(traj, steps=(*steps[:index], *filled))
+        try:
+            found = prove_failure(
+                self.machine, completed, steps, self.allow_rejected, start=index, state=state
+            )
+        except (
+            EnvfactoryError,
+            ArithmeticError,
+            TypeError,
+            ValueError,
+            KeyError,
+            AttributeError,
+            RecursionError,
+        ):
+            return None
+        if found is None or found.failure is None or found.step is None:
+            return None
+        failure = found.failure
+        location = failure.location
+        return Result(
+            id=traj.id,
+            verdict="invalid",
+            step=found.step,
+            kind=failure.kind,
+            operation=steps[found.step].tool,
+            clause=failure.clause_text,
+            location=str(location) if location is not None else None,
+            message=failure.message,
+        )
 
     def _stateless_failure(self, traj: Trajectory, start: int) -> _Broken | None:
         """The first step from ``start`` on that fails a check reading no state (unknown tool,

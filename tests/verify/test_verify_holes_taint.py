@@ -1,0 +1,236 @@
+"""A step that fails whatever the holes are, told without Z3 (issue 17: ``statemachine.taint``).
+
+The concrete run of one completion tracks what the holes decide; when it fails on a check that
+read none of it, every completion fails there the same way. Brute force over every completion is
+the oracle, and Z3's decider must report the very same verdict, step, kind, message, clause and
+location; anything the run cannot vouch for (the failing check reads a hole's value, a key the
+holes chose, an output the trajectory leaves open) still goes to Z3."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+
+import strategies as S
+from bench_verify_holes import broken, cases
+
+import envfactory
+from envfactory import verification
+from envfactory.contracts.errors import Location
+from envfactory.contracts.model import Contract
+from envfactory.contracts.semantics import Machine
+from envfactory.solver import feasibility as F
+from envfactory.statemachine.taint import Replayed, prove_failure, replay
+from envfactory.trajectory import Trajectory, fill_holes, parse_trajectory
+from envfactory.verification import Verifier
+
+ROOT = Path(__file__).resolve().parents[2]
+_DIR = Path(tempfile.mkdtemp(prefix="envfactory-taint-"))
+
+
+@pytest.fixture(scope="module")
+def tickets() -> Contract:
+    return envfactory.load(ROOT / "examples" / "tickets" / "tickets.yaml")
+
+
+def load_text(text: str) -> Contract:
+    path = _DIR / f"c{abs(hash(text))}.yaml"
+    path.write_text(text, encoding="utf-8")
+    return envfactory.load(path)
+
+
+def created(tid: int, title: str) -> dict[str, Any]:
+    """A recorded ``create_ticket`` call of the tickets contract."""
+    ticket = {"title": title, "priority": "low"}
+    output = {"id": tid, **ticket, "status": "open", "assignee": None}
+    return {"tool": "create_ticket", "input": ticket, "output": output}
+
+
+def traj_of(steps: list[dict[str, Any]]) -> Trajectory:
+    return parse_trajectory(json.loads(json.dumps({"id": "t", "steps": steps})), Location("<test>"))
+
+
+def completions(traj: Trajectory) -> list[Trajectory]:
+    """Every completion of the holes over the small contracts' domains (outputs left as they are)."""
+    names = list(traj.holes())
+    domain = {n: (["idle", "busy", "other"] if n.endswith("s") else [0, 1, 2, 3]) for n in names}
+    out = []
+    for values in itertools.product(*(domain[n] for n in names)):
+        holes = dict(zip(names, values, strict=True))
+        steps = tuple(
+            attrs.evolve(s, input=fill_holes(s.input, holes), output=fill_holes(s.output, holes))
+            for s in traj.steps
+        )
+        out.append(attrs.evolve(traj, steps=steps))
+    return out
+
+
+def shown(found: Replayed, traj: Trajectory) -> tuple[Any, ...]:
+    failure = found.failure
+    assert failure is not None and found.step is not None
+    loc = failure.location
+    return (
+        "invalid",
+        found.step,
+        failure.kind,
+        failure.message,
+        traj.steps[found.step].tool,
+        failure.clause_text,
+        str(loc) if loc is not None else None,
+    )
+
+
+def decided(contract: Contract, traj: Trajectory) -> tuple[Any, ...]:
+    v = F.decide(contract, traj, timeout=20.0)
+    return (v.verdict, v.step, v.kind, v.message, v.operation, v.clause, v.location)
+
+
+def z3_only(contract: Contract, traj: Trajectory) -> dict[str, Any]:
+    """The verifier's result when no candidate completion is tried (Z3 decides everything)."""
+    saved = verification.GUESSED_STEPS
+    verification.GUESSED_STEPS = 0
+    try:
+        return Verifier(contract, timeout=20.0).check(traj).to_json()
+    finally:
+        verification.GUESSED_STEPS = saved
+
+
+@given(text=S.small_contracts(), raw=S.trajectories(max_steps=7, max_holes=3))
+@settings(
+    max_examples=150,
+    deadline=None,
+    database=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+def test_a_failure_no_hole_decides_holds_for_every_completion_and_is_z3s_verdict(
+    text: str, raw: dict[str, Any]
+) -> None:
+    """Holes in keys (``put``, ``drop``), in values compared later (``x``, ``items[k].v``, the
+    sums of ``peek``), in values made by a condition (``active``), and outputs left open."""
+    contract = load_text(text)
+    traj = parse_trajectory(json.loads(json.dumps(raw)), Location("<test>"))
+    if not traj.has_holes:
+        return
+    machine = Machine(contract)
+    runs = []
+    proofs = []
+    for completed in completions(traj):
+        runs.append(replay(machine, completed, False))
+        proof = prove_failure(machine, completed, traj.steps, False)
+        if proof is not None:
+            proofs.append((proof, completed))
+    if not proofs:
+        return
+    first = shown(*proofs[0])
+    assert all(shown(p, c) == first for p, c in proofs)  # whichever completion it ran
+    step = first[1]
+    for run in runs:  # brute force: every completion fails by that step, and at it the same way
+        assert run.step is not None and run.step <= step, (run, first)
+        if run.step == step:
+            assert (run.failure.kind, run.failure.message) == first[2:4]  # type: ignore[union-attr]
+    assert decided(contract, traj) == first
+    result = Verifier(contract, timeout=20.0).check(traj).to_json()
+    assert result == z3_only(contract, traj)
+    if step >= min(i for i, s in enumerate(traj.steps) if s.has_holes):  # else the concrete run's
+        assert (result["verdict"], result["step"], result["kind"], result["message"]) == first[:4]
+
+
+def _asked(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The ids of the trajectories the verifier asks Z3 about (``Verifier._symbolic``)."""
+    asked: list[str] = []
+    symbolic = Verifier._symbolic
+
+    def counting(self: Verifier, traj: Trajectory, *args: Any) -> Any:
+        asked.append(traj.id)
+        return symbolic(self, traj, *args)
+
+    monkeypatch.setattr(Verifier, "_symbolic", counting)
+    return asked
+
+
+def test_the_bench_s_infeasible_trajectories_are_decided_without_z3_as_z3_decides_them(
+    tickets: Contract, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Three holes (ids of tickets started or closed, assignees, titles), then a close of a
+    ticket that does not exist: the holes write fields, never the key set it reads."""
+    work = [broken(traj) for traj, _ in cases(12, 29)]
+    expected = [z3_only(tickets, traj) for traj in work]
+    asked = _asked(monkeypatch)
+    verifier = Verifier(tickets, timeout=20.0)
+    got = [verifier.check(traj).to_json() for traj in work]
+    assert not asked
+    assert got == expected
+    assert {(r["verdict"], r["kind"], r["clause"]) for r in got} == {
+        ("invalid", "precondition", "input.id in tickets")
+    }
+
+
+def test_a_failing_check_that_reads_what_a_hole_wrote_goes_to_z3(
+    tickets: Contract, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only one of tickets 1 and 2 gets an assignee (the hole says which), and both start: the
+    second start reads an assignee a hole chose, so no completion's run vouches; Z3 finds the
+    conflict."""
+    traj = traj_of(
+        [
+            created(1, "a"),
+            created(2, "b"),
+            {"tool": "assign", "input": {"id": {"$var": "h"}, "assignee": "jen"}},
+            {"tool": "start", "input": {"id": 1}},
+            {"tool": "start", "input": {"id": 2}},
+        ]
+    )
+    machine = Machine(tickets)
+    for h in (1, 2):
+        steps = tuple(attrs.evolve(s, input=fill_holes(s.input, {"h": h})) for s in traj.steps)
+        completed = attrs.evolve(traj, steps=steps)
+        assert replay(machine, completed, False).step in (3, 4)
+        assert prove_failure(machine, completed, traj.steps, False) is None
+    asked = _asked(monkeypatch)
+    result = Verifier(tickets, timeout=20.0).check(traj)
+    assert asked == ["t"]
+    assert (result.verdict, result.step, result.kind) == ("invalid", 4, "infeasible")
+
+
+def test_an_open_output_before_the_failing_step_goes_to_z3(tickets: Contract) -> None:
+    """``list_open``'s ensures read its output; left open, it is an unknown the run has no value
+    for, so the run does not vouch even for a later check that reads no hole."""
+    steps: list[dict[str, Any]] = [
+        created(1, "a"),
+        {"tool": "assign", "input": {"id": 1, "assignee": {"$var": "who"}}},
+        {"tool": "list_open", "input": {}},
+        {"tool": "close", "input": {"id": 7}},
+    ]
+    traj = traj_of(steps)
+    completed = traj_of(
+        [{**s, "input": {**s["input"], "assignee": "jen"}} if s["tool"] == "assign" else s for s in steps]
+    )
+    machine = Machine(tickets)
+    assert prove_failure(machine, completed, traj.steps, False) is None
+    recorded = traj_of([{**s, "output": {"count": 1}} if s["tool"] == "list_open" else s for s in steps])
+    filled = traj_of(
+        [
+            {**s, "output": {"count": 1}}
+            if s["tool"] == "list_open"
+            else {**s, "input": {**s["input"], "assignee": "jen"}}
+            if s["tool"] == "assign"
+            else s
+            for s in steps
+        ]
+    )
+    proof = prove_failure(machine, filled, recorded.steps, False)  # recorded: the run vouches
+    assert proof is not None and shown(proof, filled)[1:3] == (3, "precondition")
+    assert decided(tickets, recorded) == shown(proof, filled)
+    assert Verifier(tickets, timeout=20.0).check(traj).to_json() == z3_only(tickets, traj)
