@@ -5,7 +5,9 @@ The concrete path runs each step through the contract's checks in the order of
 output_schema, postcondition, invariant) with compiled closures and compiled schema validators.
 Only trajectories that hold unknown values (holes, outputs that later checks read, an unknown
 open-world initial state) go to Z3 (``envfactory.solver.feasibility.decide``), imported lazily so
-that concrete verification never pays for it. A failure is explained in one sentence that names
+that concrete verification never pays for it; before it, candidate completions are run
+concretely (``_guessed``): one that verifies shows the trajectory feasible, and one that fails on a
+check no hole decides shows it invalid there whatever the holes are (``statemachine.taint``). A failure is explained in one sentence that names
 the concrete state locations it read and the step that last wrote them (``explain_failure``).
 """
 

@@ -14,9 +14,13 @@ first pass had not run:
 * ``feasible``: the model gives the witness (holes, outputs, initial state, assumptions), and the
   completed trajectory is re-run through the concrete ``Machine``; a completion that does not
   verify there is never reported (the verdict is ``unknown`` instead).
-* ``invalid``: a check that fails whatever the unknowns are gets its concrete kind; otherwise the
-  first step whose prefix has no completion gets kind ``infeasible`` and ``core``, the unsat core
-  over the assumption literals minimized by deletion (every member needed).
+* ``invalid``: a check that fails whatever the unknowns are gets its concrete kind and the
+  concrete message of a completion's failure there: where the encoding folds it to false, or
+  where the solver's completion of the steps before the first step without one fails there on a
+  check that reads nothing the unknowns decide (``statemachine.taint``, which the verifier runs
+  on its own candidate completions first, so both report it alike); otherwise the first step
+  whose prefix has no completion gets kind ``infeasible`` and ``core``, the unsat core over the
+  assumption literals minimized by deletion (every member needed).
 * ``unknown``: time-out, resource limit (``rlimit``, deterministic), a construct outside the
   symbolic fragment, or an ``unsat`` that leans on an approximation (see ``Tracker``).
 """
@@ -62,14 +66,21 @@ from envfactory.solver.symbolic import (
     to_z3,
 )
 from envfactory.statemachine.taint import (
-    INVALID_ARGUMENTS,
     matches,
     needs_output,
     prove_failure,
     rejected,
     replay,
 )
-from envfactory.trajectory import Hole, Step, Trajectory, completion_message, iter_holes, short_json
+from envfactory.trajectory import (
+    BROKEN_ARGUMENTS,
+    Hole,
+    Step,
+    Trajectory,
+    completion_message,
+    iter_holes,
+    short_json,
+)
 
 _QUICK = z3.Then("simplify", "propagate-values", "solve-eqs", "smt")
 """The solver of the first, untracked pass: cheap preprocessing, then the SMT core."""
@@ -360,7 +371,7 @@ class _Decider:
         in_schemas = Schemas(encoder, op.input_schema)
         value = in_schemas.build(step.input, op.input_schema, enc.holes)
         carried()
-        if INVALID_ARGUMENTS in (step.meta or {}):
+        if BROKEN_ARGUMENTS in (step.meta or {}):
             input_ok: Term = False
         else:
             input_ok = _validates(in_schemas, value, step.input, op.input_schema, op.input_validator)

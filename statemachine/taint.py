@@ -37,10 +37,7 @@ from envfactory.contracts.interpreter import evaluate
 from envfactory.contracts.model import Clause, Contract, Operation
 from envfactory.contracts.semantics import Failure, Machine
 from envfactory.contracts.values import FrozenMap
-from envfactory.trajectory import Hole, Step, Trajectory, iter_holes
-
-INVALID_ARGUMENTS = "invalid_arguments"
-"""Step meta key an importer sets when the agent's arguments were not valid JSON (as verify reads it)."""
+from envfactory.trajectory import BROKEN_ARGUMENTS, Hole, Step, Trajectory, iter_holes
 
 
 @attrs.frozen(slots=True)
@@ -116,7 +113,7 @@ def replay(
                 continue
             return Replayed(i, m.check_tool(step.tool), sure=True)
         failure: Failure | None
-        if INVALID_ARGUMENTS in (step.meta or {}):
+        if BROKEN_ARGUMENTS in (step.meta or {}):
             failure = Failure("input_schema", f"{op.name}: input is invalid")
         else:
             t.whole_input()
@@ -434,6 +431,14 @@ class _State(FrozenMap):
         if taint.scalars or any(taint.tainted(c) for c in taint.collections):
             taint.hit = True
 
+    def __iter__(self) -> Any:  # also keeps ``dict(view)`` off its C fast path, which reads nothing
+        self._everything()
+        return dict.__iter__(self)
+
+    def keys(self) -> Any:
+        self._everything()
+        return dict.keys(self)
+
     def values(self) -> Any:
         self._everything()
         return dict.values(self)
@@ -578,4 +583,4 @@ class _Record(dict[Any, Any]):
     __hash__ = None
 
 
-__all__ = ["INVALID_ARGUMENTS", "Replayed", "matches", "needs_output", "prove_failure", "rejected", "replay"]
+__all__ = ["Replayed", "matches", "needs_output", "prove_failure", "rejected", "replay"]
