@@ -17,7 +17,8 @@ from typing import Any
 
 import attrs
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
@@ -106,7 +107,24 @@ def z3_only(contract: Contract, traj: Trajectory) -> dict[str, Any]:
         verification.GUESSED_STEPS = saved
 
 
-@given(text=S.small_contracts(), raw=S.trajectories(max_steps=7, max_holes=3))
+TAIL = st.sampled_from(
+    [
+        *({"tool": "drop", "input": {"k": k}} for k in range(3)),
+        *({"tool": "add", "input": {"n": n}} for n in (1, 3)),
+        *({"tool": "put", "input": {"k": k, "v": 3}} for k in range(3)),
+        *({"tool": "flip", "input": {"m": m}} for m in ("idle", "busy")),
+        *({"tool": "peek", "input": {}, "output": {"total": t}} for t in (0, 2, 9)),
+    ]
+)
+"""Steps without holes put after the drawn ones: each fails in some states, so that many drawn
+trajectories fail after their holes, where the run may or may not vouch for the failure."""
+
+
+@given(
+    text=S.small_contracts(),
+    raw=S.trajectories(max_steps=6, max_holes=3),
+    tail=st.lists(TAIL, min_size=1, max_size=3),
+)
 @settings(
     max_examples=150,
     deadline=None,
@@ -115,14 +133,13 @@ def z3_only(contract: Contract, traj: Trajectory) -> dict[str, Any]:
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 def test_a_failure_no_hole_decides_holds_for_every_completion_and_is_z3s_verdict(
-    text: str, raw: dict[str, Any]
+    text: str, raw: dict[str, Any], tail: list[dict[str, Any]]
 ) -> None:
     """Holes in keys (``put``, ``drop``), in values compared later (``x``, ``items[k].v``, the
     sums of ``peek``), in values made by a condition (``active``), and outputs left open."""
     contract = load_text(text)
-    traj = parse_trajectory(json.loads(json.dumps(raw)), Location("<test>"))
-    if not traj.has_holes:
-        return
+    traj = parse_trajectory(json.loads(json.dumps({**raw, "steps": raw["steps"] + tail})), Location("<test>"))
+    assume(traj.has_holes)
     machine = Machine(contract)
     runs = []
     proofs = []
@@ -234,3 +251,68 @@ def test_an_open_output_before_the_failing_step_goes_to_z3(tickets: Contract) ->
     assert proof is not None and shown(proof, filled)[1:3] == (3, "precondition")
     assert decided(tickets, recorded) == shown(proof, filled)
     assert Verifier(tickets, timeout=20.0).check(traj).to_json() == z3_only(tickets, traj)
+
+
+def small(**clauses: Any) -> Contract:
+    """``strategies.CONTRACT_TEMPLATE`` with the given clauses (true, or 0, where not given)."""
+    fields = {"x0": 0, "add_req": "true", "put_req": "true", "on_cut": 0, "flip_req": "true"}
+    return load_text(
+        S.CONTRACT_TEMPLATE.format(**{**fields, "peek_ens": "x", "invariant": "true", **clauses})
+    )
+
+
+@pytest.mark.parametrize(
+    ("clauses", "steps", "failing"),
+    [
+        (  # a record written whole with a hole's value, summed later
+            {"peek_ens": "sum(items[k].v for k in items)"},
+            [
+                {"tool": "put", "input": {"k": 0, "v": {"$var": "h0"}}},
+                {"tool": "peek", "output": {"total": 2}},
+            ],
+            {"h0": 0},
+        ),
+        (  # a record's value compared by an invariant after a later, hole-free step
+            {"invariant": "all(items[k].v <= x + 1 for k in items)"},
+            [{"tool": "put", "input": {"k": 0, "v": {"$var": "h0"}}}, {"tool": "add", "input": {"n": 0}}],
+            {"h0": 3},
+        ),
+        (  # a key a hole chose, then a membership test of another key
+            {},
+            [{"tool": "put", "input": {"k": {"$var": "h0"}, "v": 1}}, {"tool": "drop", "input": {"k": 2}}],
+            {"h0": 0},
+        ),
+        (  # a scalar a hole added to, compared later
+            {},
+            [{"tool": "add", "input": {"n": {"$var": "h0"}}}, {"tool": "peek", "output": {"total": 2}}],
+            {"h0": 1},
+        ),
+        (  # a value a hole decided through a condition, read by the next step's requires
+            {"put_req": "len(items) < 1 or items[0].active"},
+            [
+                {"tool": "put", "input": {"k": 0, "v": {"$var": "h0"}}},
+                {"tool": "put", "input": {"k": 1, "v": 0}},
+            ],
+            {"h0": 0},
+        ),
+    ],
+)
+def test_a_failure_that_reads_what_a_hole_decided_is_never_vouched_for(
+    clauses: dict[str, Any], steps: list[dict[str, Any]], failing: dict[str, Any]
+) -> None:
+    """Each trajectory fails with the values ``failing`` and passes with others: the run of the
+    failing completion must not vouch for its failure, and the verifier finds it feasible."""
+    contract = small(**clauses)
+    traj = traj_of([{"input": {}, **s} for s in steps])
+    machine = Machine(contract)
+    passing = [c for c in completions(traj) if replay(machine, c, False).failure is None]
+    assert passing
+    completed = traj_of(
+        [
+            {"input": {}, **s}
+            for s in json.loads(json.dumps(steps).replace('{"$var": "h0"}', json.dumps(failing["h0"])))
+        ]
+    )
+    assert replay(machine, completed, False).failure is not None
+    assert prove_failure(machine, completed, traj.steps, False) is None
+    assert Verifier(contract, timeout=20.0).check(traj).verdict == "feasible"
