@@ -92,17 +92,17 @@ def shown(found: Replayed, traj: Trajectory) -> tuple[Any, ...]:
     )
 
 
-def decided(contract: Contract, traj: Trajectory) -> tuple[Any, ...]:
-    v = F.decide(contract, traj, timeout=20.0)
+def decided(contract: Contract, traj: Trajectory, allow_rejected: bool = False) -> tuple[Any, ...]:
+    v = F.decide(contract, traj, timeout=20.0, allow_rejected=allow_rejected)
     return (v.verdict, v.step, v.kind, v.message, v.operation, v.clause, v.location)
 
 
-def z3_only(contract: Contract, traj: Trajectory) -> dict[str, Any]:
+def z3_only(contract: Contract, traj: Trajectory, allow_rejected: bool = False) -> dict[str, Any]:
     """The verifier's result when no candidate completion is tried (Z3 decides everything)."""
     saved = verification.GUESSED_STEPS
     verification.GUESSED_STEPS = 0
     try:
-        return Verifier(contract, timeout=20.0).check(traj).to_json()
+        return Verifier(contract, allow_rejected=allow_rejected, timeout=20.0).check(traj).to_json()
     finally:
         verification.GUESSED_STEPS = saved
 
@@ -114,16 +114,20 @@ TAIL = st.sampled_from(
         *({"tool": "put", "input": {"k": k, "v": 3}} for k in range(3)),
         *({"tool": "flip", "input": {"m": m}} for m in ("idle", "busy")),
         *({"tool": "peek", "input": {}, "output": {"total": t}} for t in (0, 2, 9)),
+        {"tool": "peek", "input": {}, "output": {"total": {"$var": "h0"}}},
     ]
 )
-"""Steps without holes put after the drawn ones: each fails in some states, so that many drawn
-trajectories fail after their holes, where the run may or may not vouch for the failure."""
+"""Steps put after the drawn ones: each fails in some states, so that many drawn trajectories
+fail after their holes, where the run may or may not vouch for the failure (one has a hole in
+its recorded output)."""
 
 
 @given(
     text=S.small_contracts(),
     raw=S.trajectories(max_steps=6, max_holes=3),
     tail=st.lists(TAIL, min_size=1, max_size=3),
+    refusals=st.lists(st.sampled_from([None, 404, 409]), min_size=3, max_size=3),
+    allow=st.booleans(),
 )
 @settings(
     max_examples=150,
@@ -133,19 +137,24 @@ trajectories fail after their holes, where the run may or may not vouch for the 
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 def test_a_failure_no_hole_decides_holds_for_every_completion_and_is_z3s_verdict(
-    text: str, raw: dict[str, Any], tail: list[dict[str, Any]]
+    text: str, raw: dict[str, Any], tail: list[dict[str, Any]], refusals: list[int | None], allow: bool
 ) -> None:
     """Holes in keys (``put``, ``drop``), in values compared later (``x``, ``items[k].v``, the
-    sums of ``peek``), in values made by a condition (``active``), and outputs left open."""
+    sums of ``peek``), in values made by a condition (``active``), in a recorded output, outputs
+    left open, and calls recorded as refused (404, 409), with and without ``--allow-rejected``."""
     contract = load_text(text)
-    traj = parse_trajectory(json.loads(json.dumps({**raw, "steps": raw["steps"] + tail})), Location("<test>"))
+    steps = raw["steps"] + [
+        {**step, "status": status} if status is not None else step
+        for step, status in zip(tail, refusals, strict=False)
+    ]
+    traj = parse_trajectory(json.loads(json.dumps({**raw, "steps": steps})), Location("<test>"))
     assume(traj.has_holes)
     machine = Machine(contract)
     runs = []
     proofs = []
     for completed in completions(traj):
-        runs.append(replay(machine, completed, False))
-        proof = prove_failure(machine, completed, traj.steps, False)
+        runs.append(replay(machine, completed, allow))
+        proof = prove_failure(machine, completed, traj.steps, allow)
         if proof is not None:
             proofs.append((proof, completed))
     if not proofs:
@@ -157,9 +166,9 @@ def test_a_failure_no_hole_decides_holds_for_every_completion_and_is_z3s_verdict
         assert run.step is not None and run.step <= step, (run, first)
         if run.step == step:
             assert (run.failure.kind, run.failure.message) == first[2:4]  # type: ignore[union-attr]
-    assert decided(contract, traj) == first
-    result = Verifier(contract, timeout=20.0).check(traj).to_json()
-    assert result == z3_only(contract, traj)
+    assert decided(contract, traj, allow) == first
+    result = Verifier(contract, allow_rejected=allow, timeout=20.0).check(traj).to_json()
+    assert result == z3_only(contract, traj, allow)
     if step >= min(i for i, s in enumerate(traj.steps) if s.has_holes):  # else the concrete run's
         assert (result["verdict"], result["step"], result["kind"], result["message"]) == first[:4]
 
@@ -316,3 +325,35 @@ def test_a_failure_that_reads_what_a_hole_decided_is_never_vouched_for(
     assert replay(machine, completed, False).failure is not None
     assert prove_failure(machine, completed, traj.steps, False) is None
     assert Verifier(contract, timeout=20.0).check(traj).verdict == "feasible"
+
+
+@pytest.mark.parametrize(
+    ("refused", "vouched"),
+    [
+        ({"tool": "close", "input": {"id": 10**6}, "status": 404}, True),  # no hole decides the 404
+        ({"tool": "close", "input": {"id": 1}, "status": 409}, False),  # a hole decides ticket 1's status
+    ],
+)
+def test_a_refusal_counts_only_when_no_hole_decides_it(
+    tickets: Contract, refused: dict[str, Any], vouched: bool
+) -> None:
+    """Under ``--allow-rejected``, a call recorded as refused passes when a false requires names
+    its status; the run vouches for a later failure only when no hole decided that refusal."""
+    steps = [
+        created(1, "a"),
+        {"tool": "assign", "input": {"id": 1, "assignee": "jen"}},
+        {"tool": "start", "input": {"id": {"$var": "h"}}},
+        refused,
+        {"tool": "close", "input": {"id": 7}},
+    ]
+    traj = traj_of(steps)
+    filled = traj_of([{**s, "input": {"id": 1}} if s["tool"] == "start" else s for s in steps])
+    machine = Machine(tickets)
+    assert replay(machine, filled, True).step == 4
+    proof = prove_failure(machine, filled, traj.steps, True)
+    assert (proof is not None) is vouched
+    if proof is not None:
+        assert decided(tickets, traj, True) == shown(proof, filled)
+    result = Verifier(tickets, allow_rejected=True, timeout=20.0).check(traj).to_json()
+    assert result == z3_only(tickets, traj, True)
+    assert (result["verdict"], result["step"]) == ("invalid", 4)
