@@ -175,6 +175,11 @@ than the last and at a step holding no hole (where a wrong value fails, not ever
 before the solver decides instead."""
 
 
+_TRIPS = (EnvfactoryError, ArithmeticError, TypeError, ValueError, KeyError, AttributeError, RecursionError)
+"""What a check may raise on values it cannot take (a report of the failure, or a proof, is
+then given up, never the other trajectories' results)."""
+
+
 class _Symbolic(Exception):
     """Raised by the concrete run when the rest of the trajectory needs Z3."""
 
@@ -590,15 +595,7 @@ class Verifier:
         failure = broken.failure
         try:
             message, values = explain_failure(self, traj, broken.index, broken.op, failure)
-        except (
-            EnvfactoryError,
-            ArithmeticError,
-            TypeError,
-            ValueError,
-            KeyError,
-            AttributeError,
-            RecursionError,
-        ):
+        except _TRIPS:
             message, values = f"step {broken.index}: {failure.message}", dict(failure.values)
         location = failure.location
         if location is None and broken.op is not None:
@@ -684,14 +681,7 @@ class Verifier:
         while pending and budget > 0 and time.monotonic() < give_up:
             start, before, values, outputs = pending.pop()
             end = next(e for e in ends if e > start)
-            segment = tuple(
-                attrs.evolve(
-                    step, input=fill_holes(step.input, values), output=fill_holes(step.output, values)
-                )
-                if step.has_holes
-                else step
-                for step in steps[start:end]
-            )
+            segment = _filled(steps[start:end], values)
             run = Run(before)
             try:  # every hole of the segment has its value: the concrete run's fast path
                 done = self._run(attrs.evolve(traj, steps=segment), before, False, run)
@@ -732,26 +722,12 @@ class Verifier:
         completion fails there (``statemachine.taint``): the solver's verdict for a check that
         fails whatever the unknowns are, without the solver. None when the run cannot vouch."""
         steps = traj.steps
-        filled = tuple(
-            attrs.evolve(step, input=fill_holes(step.input, values), output=fill_holes(step.output, values))
-            if step.has_holes
-            else step
-            for step in steps[index:end]
-        )
-        completed = attrs.evolve(traj, steps=(*steps[:index], *filled))
+        completed = attrs.evolve(traj, steps=(*steps[:index], *_filled(steps[index:end], values)))
         try:
             found = prove_failure(
                 self.machine, completed, steps, self.allow_rejected, start=index, state=state
             )
-        except (
-            EnvfactoryError,
-            ArithmeticError,
-            TypeError,
-            ValueError,
-            KeyError,
-            AttributeError,
-            RecursionError,
-        ):
+        except _TRIPS:
             return None
         if found is None or found.failure is None or found.step is None:
             return None
@@ -873,6 +849,16 @@ def _settled(plans: Mapping[str, Plan], steps: Iterable[Any], run: Run, env: Env
             return index
         index += 1
     return index
+
+
+def _filled(steps: Iterable[Step], values: Mapping[str, Any]) -> tuple[Step, ...]:
+    """``steps`` with their holes given ``values``."""
+    return tuple(
+        attrs.evolve(step, input=fill_holes(step.input, values), output=fill_holes(step.output, values))
+        if step.has_holes
+        else step
+        for step in steps
+    )
 
 
 def _may_hold_holes(traj: Trajectory) -> bool:

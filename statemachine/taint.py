@@ -314,10 +314,6 @@ class _Taint(_Untracked):
             return WHOLE if fields is WHOLE or every is WHOLE else fields | every
         return fields
 
-    def whole_collection(self, var: str) -> None:
-        if self.tainted(var):
-            self.hit = True
-
     def tainted(self, var: str) -> bool:
         return var in self.keys or bool(self.every.get(var)) or bool(self.fields.get(var))
 
@@ -399,7 +395,45 @@ def _escapes(value: Any) -> bool:
     return False
 
 
-class _State(FrozenMap):
+class _Whole:
+    """What reads a view as a whole (its values, equality, its text, a copy) notes it first:
+    ``_everything`` says what that read touches. Mixed in before the view's own base."""
+
+    __slots__ = ()
+
+    def _everything(self) -> None:
+        raise NotImplementedError
+
+    def values(self) -> Any:
+        self._everything()
+        return super().values()  # type: ignore[misc]
+
+    def items(self) -> Any:
+        self._everything()
+        return super().items()  # type: ignore[misc]
+
+    def __eq__(self, other: object) -> bool:
+        self._everything()
+        return bool(super().__eq__(other))
+
+    def __ne__(self, other: object) -> bool:
+        self._everything()
+        return bool(super().__ne__(other))
+
+    def __repr__(self) -> str:
+        self._everything()
+        return super().__repr__()
+
+    def copy(self) -> Any:
+        self._everything()
+        return super().copy()  # type: ignore[misc]
+
+    def __reduce__(self) -> Any:
+        self._everything()
+        return super().__reduce__()
+
+
+class _State(_Whole, FrozenMap):
     """A state as a check reads it: scalar reads and collection reads noted."""
 
     __slots__ = ("_taint", "_views")
@@ -439,26 +473,10 @@ class _State(FrozenMap):
         self._everything()
         return dict.keys(self)
 
-    def values(self) -> Any:
-        self._everything()
-        return dict.values(self)
-
-    def items(self) -> Any:
-        self._everything()
-        return dict.items(self)
-
-    def __eq__(self, other: object) -> bool:
-        self._everything()
-        return dict.__eq__(self, other)
-
-    def __ne__(self, other: object) -> bool:
-        self._everything()
-        return dict.__ne__(self, other)
-
     __hash__ = FrozenMap.__hash__
 
 
-class _Collection(FrozenMap):
+class _Collection(_Whole, FrozenMap):
     """A state collection as a check reads it: its key set, and each record's fields."""
 
     __slots__ = ("_taint", "_var")
@@ -500,30 +518,14 @@ class _Collection(FrozenMap):
         self._taint.member(self._var)
         return dict.__len__(self)
 
-    def values(self) -> Any:
-        self._taint.whole_collection(self._var)
-        return dict.values(self)
-
-    def items(self) -> Any:
-        self._taint.whole_collection(self._var)
-        return dict.items(self)
-
-    def __eq__(self, other: object) -> bool:
-        self._taint.whole_collection(self._var)
-        return dict.__eq__(self, other)
-
-    def __ne__(self, other: object) -> bool:
-        self._taint.whole_collection(self._var)
-        return dict.__ne__(self, other)
-
-    def __repr__(self) -> str:
-        self._taint.whole_collection(self._var)
-        return FrozenMap.__repr__(self)
+    def _everything(self) -> None:
+        if self._taint.tainted(self._var):
+            self._taint.hit = True
 
     __hash__ = FrozenMap.__hash__
 
 
-class _Record(dict[Any, Any]):
+class _Record(_Whole, dict[Any, Any]):
     """A record (or a call's input or output) with some fields tainted: reading one is noted."""
 
     __slots__ = ("_fields", "_taint")
@@ -551,34 +553,6 @@ class _Record(dict[Any, Any]):
     def _everything(self) -> None:
         if self._fields:
             self._taint.hit = True
-
-    def values(self) -> Any:
-        self._everything()
-        return dict.values(self)
-
-    def items(self) -> Any:
-        self._everything()
-        return dict.items(self)
-
-    def __eq__(self, other: object) -> bool:
-        self._everything()
-        return dict.__eq__(self, other)
-
-    def __ne__(self, other: object) -> bool:
-        self._everything()
-        return dict.__ne__(self, other)
-
-    def __repr__(self) -> str:
-        self._everything()
-        return dict.__repr__(self)
-
-    def copy(self) -> dict[Any, Any]:
-        self._everything()
-        return dict(dict.items(self))
-
-    def __reduce__(self) -> Any:
-        self._everything()
-        return (dict, (dict(dict.items(self)),))
 
     __hash__ = None
 

@@ -22,9 +22,11 @@ from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import strategies as S
 from bench_verify_holes import broken, cases
+from test_verify_completion import _count_solver
 
 import envfactory
 from envfactory import verification
@@ -173,19 +175,6 @@ def test_a_failure_no_hole_decides_holds_for_every_completion_and_is_z3s_verdict
         assert (result["verdict"], result["step"], result["kind"], result["message"]) == first[:4]
 
 
-def _asked(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The ids of the trajectories the verifier asks Z3 about (``Verifier._symbolic``)."""
-    asked: list[str] = []
-    symbolic = Verifier._symbolic
-
-    def counting(self: Verifier, traj: Trajectory, *args: Any) -> Any:
-        asked.append(traj.id)
-        return symbolic(self, traj, *args)
-
-    monkeypatch.setattr(Verifier, "_symbolic", counting)
-    return asked
-
-
 def test_the_bench_s_infeasible_trajectories_are_decided_without_z3_as_z3_decides_them(
     tickets: Contract, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -193,7 +182,7 @@ def test_the_bench_s_infeasible_trajectories_are_decided_without_z3_as_z3_decide
     ticket that does not exist: the holes write fields, never the key set it reads."""
     work = [broken(traj) for traj, _ in cases(12, 29)]
     expected = [z3_only(tickets, traj) for traj in work]
-    asked = _asked(monkeypatch)
+    asked = _count_solver(monkeypatch)
     verifier = Verifier(tickets, timeout=20.0)
     got = [verifier.check(traj).to_json() for traj in work]
     assert not asked
@@ -224,7 +213,7 @@ def test_a_failing_check_that_reads_what_a_hole_wrote_goes_to_z3(
         completed = attrs.evolve(traj, steps=steps)
         assert replay(machine, completed, False).step in (3, 4)
         assert prove_failure(machine, completed, traj.steps, False) is None
-    asked = _asked(monkeypatch)
+    asked = _count_solver(monkeypatch)
     result = Verifier(tickets, timeout=20.0).check(traj)
     assert asked == ["t"]
     assert (result.verdict, result.step, result.kind) == ("invalid", 4, "infeasible")
