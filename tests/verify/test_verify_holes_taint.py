@@ -128,7 +128,7 @@ its recorded output)."""
     text=S.small_contracts(),
     raw=S.trajectories(max_steps=6, max_holes=3),
     tail=st.lists(TAIL, min_size=1, max_size=3),
-    refusals=st.lists(st.sampled_from([None, 404, 409]), min_size=3, max_size=3),
+    refusals=st.lists(st.sampled_from([None, 404, 409, 503]), min_size=3, max_size=3),
     allow=st.booleans(),
 )
 @settings(
@@ -143,7 +143,8 @@ def test_a_failure_no_hole_decides_holds_for_every_completion_and_is_z3s_verdict
 ) -> None:
     """Holes in keys (``put``, ``drop``), in values compared later (``x``, ``items[k].v``, the
     sums of ``peek``), in values made by a condition (``active``), in a recorded output, outputs
-    left open, and calls recorded as refused (404, 409), with and without ``--allow-rejected``."""
+    left open, and calls recorded as refused (404, 409) or failed (503), with and without
+    ``--allow-rejected``."""
     contract = load_text(text)
     steps = raw["steps"] + [
         {**step, "status": status} if status is not None else step
