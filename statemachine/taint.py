@@ -13,9 +13,10 @@ set); a check that read anything tainted is tainted. When the completion fails a
 a check that read nothing tainted, and no check of step ``k`` before it did either, then every
 completion of the unknowns that passes the steps before ``k`` reaches that check with the same
 values and fails it with the same message: the trajectory is invalid at ``k`` whatever the
-unknowns are, the answer the solver would give, without asking it. Anything the run cannot
-vouch for that way (a call whose refusal depends on an unknown, an output the step needs but
-the trajectory does not record, an input that is a hole as a whole) gives no answer.
+unknowns are, the answer the solver would give, without asking it. An output the step needs
+but the trajectory does not record is an unknown as a whole (the run needs a value for it to
+go past the step's requires). Anything the run cannot vouch for that way (a call whose
+refusal depends on an unknown, an input that is a hole as a whole) gives no answer.
 
 Reads are seen through views of the state, the collections, the records and the inputs (dict
 subclasses whose accessors note what a check read), so that the contract's own evaluator and
@@ -133,6 +134,8 @@ def replay(
                     return Replayed(i)
                 continue
             return Replayed(i, failure, sure=not (t.hit or refused))
+        if t.stuck:
+            return Replayed(i)
         planned = t.plan(m, op, state)
         try:
             post = m.apply(state, op, step.input, step.output)
@@ -199,6 +202,7 @@ class _Untracked:
     """The taint tracker of a plain replay: every value as it is, nothing noted."""
 
     hit = False
+    stuck = False  # the step's output is an unknown the run has no value for
     input: Any = None
     output: Any = None
 
@@ -258,11 +262,15 @@ class _Taint(_Untracked):
         outputs = _tainted_fields(recorded.output) if recorded.has_output else frozenset()
         if inputs is None or outputs is None:
             return False
+        self.stuck = False
         if op is not None and not recorded.has_output and needs_output(op):
-            return False  # a free output: an unknown the run has no value for
+            # a free output: an unknown as a whole; without a value for it (one the search
+            # completed), the run goes no further than the checks before the effects
+            outputs = WHOLE
+            self.stuck = not (step.has_output and isinstance(step.output, dict))
         self.input_fields, self.output_fields = inputs, outputs
         self.input = _Record(step.input, self, inputs) if inputs else step.input
-        self.output = _Record(step.output, self, outputs) if outputs else step.output
+        self.output = _Record(step.output, self, outputs) if outputs and not self.stuck else step.output
         return True
 
     def whole_input(self) -> None:
