@@ -359,6 +359,15 @@ class _Taint(_Untracked):
         """The taint of the state after the writes ``plan`` evaluated, in their order."""
         for ce, key, key_hit, value_hit in planned:
             var = ce.var
+            if ce.key is None and var in self.collections:  # a collection written whole
+                self.fields.pop(var, None)
+                if value_hit:
+                    self.keys.add(var)
+                    self.every[var] = WHOLE
+                else:
+                    self.keys.discard(var)
+                    self.every.pop(var, None)
+                continue
             if ce.key is None:
                 if value_hit:
                     self.scalars.add(var)

@@ -382,3 +382,45 @@ def test_the_bundled_contracts_holed_and_broken_get_z3s_result_with_or_without_t
             result["witness"] = alone["witness"] = result["message"] = alone["message"] = None
         assert result == alone, holed.id
     assert any(v is not None for v in vouched)
+
+
+BACKUP = """\
+envfactory: "1"
+info: {title: Backup, version: "1"}
+state:
+  items: {collection: {key: {type: integer}, value: {type: integer}}}
+  backup: {collection: {key: {type: integer}, value: {type: integer}}}
+operations:
+  put:
+    input: {type: object, properties: {k: {type: integer}}, required: [k]}
+    effects: ["items[input.k] = 1"]
+  save:
+    input: {type: object}
+    effects: ["backup = items"]
+  need:
+    input: {type: object, properties: {k: {type: integer}}, required: [k]}
+    requires: ["input.k in backup"]
+"""
+
+
+@pytest.mark.parametrize(("key", "vouched"), [({"$var": "h"}, False), (0, True)])
+def test_a_collection_written_whole_carries_what_a_hole_decided_in_its_keys(key: Any, vouched: bool) -> None:
+    """``backup = items`` after a hole chose a key of ``items``: ``backup``'s keys are the
+    hole's too, so a later ``2 in backup`` that fails for one value (0) is not vouched for
+    (another, 2, passes); with that key known, it is, whatever the other hole."""
+    contract = load_text(BACKUP)
+    steps = [
+        {"tool": "put", "input": {"k": key}},
+        {"tool": "put", "input": {"k": {"$var": "g"}}},
+        {"tool": "save"},
+        {"tool": "put", "input": {"k": {"$var": "g"}}},
+        {"tool": "need", "input": {"k": 2}},
+    ]
+    if vouched:
+        del steps[1]  # the second put's hole would choose backup's keys too
+    traj = traj_of([{"input": {}, **s} for s in steps])
+    machine = Machine(contract)
+    failing = [c for c in completions(traj) if replay(machine, c, False).step == len(steps) - 1]
+    assert failing
+    assert all((prove_failure(machine, c, traj.steps, False) is not None) is vouched for c in failing)
+    assert Verifier(contract, timeout=20.0).check(traj).verdict == ("invalid" if vouched else "feasible")
