@@ -191,7 +191,7 @@ _Fields = frozenset[Any]
 def _tainted_fields(value: Any) -> _Fields | None:
     """The top-level fields of a recorded input or output that hold a hole; None when the value
     is itself a hole or a list holding one (no view stands for it)."""
-    if isinstance(value, dict):
+    if value.__class__ is dict:
         return frozenset(k for k, v in value.items() if next(iter_holes(v), None) is not None)
     if isinstance(value, Hole) or next(iter_holes(value), None) is not None:
         return None
@@ -267,7 +267,7 @@ class _Taint(_Untracked):
             # a free output: an unknown as a whole; without a value for it (one the search
             # completed), the run goes no further than the checks before the effects
             outputs = WHOLE
-            self.stuck = not (step.has_output and isinstance(step.output, dict))
+            self.stuck = not (step.has_output and step.output.__class__ is dict)
         self.input_fields, self.output_fields = inputs, outputs
         self.input = _Record(step.input, self, inputs) if inputs else step.input
         self.output = _Record(step.output, self, outputs) if outputs and not self.stuck else step.output
@@ -512,7 +512,7 @@ class _Collection(_Whole, FrozenMap):
         fields = taint.record_fields(self._var, key)
         if not fields:
             return value
-        if fields is WHOLE or not isinstance(value, dict):
+        if fields is WHOLE or value.__class__ is not dict:  # a view stands only for a plain record
             taint.hit = True
             return value
         return _Record(value, taint, fields)
