@@ -416,15 +416,24 @@ class Verifier:
 
     # -- the concrete run ---------------------------------------------------------------------------
 
-    def _run(self, traj: Trajectory, state: FrozenMap, holes: bool, run: Run | None = None) -> dict[int, Any]:
+    def _run(
+        self,
+        traj: Trajectory,
+        state: FrozenMap,
+        holes: bool,
+        run: Run | None = None,
+        completed: dict[int, Any] | None = None,
+    ) -> dict[int, Any]:
         """Run every step concretely; raise ``_Broken`` or ``_Symbolic``; return synthesized outputs.
-        ``run`` (a new ``Run`` of ``state`` when None) is changed in place, step by step.
+        ``run`` (a new ``Run`` of ``state`` when None) is changed in place, step by step, and so is
+        ``completed`` (the synthesized outputs, also those before a step that breaks).
 
         The hot loop: the common case of each check is inline, every failure goes to a helper.
         """
         plans = self.plans
         allow_rejected = self.allow_rejected
-        completed: dict[int, Any] = {}
+        if completed is None:
+            completed = {}
         if run is None:
             run = Run(state)  # ``env`` reads it throughout
         state = run.state
@@ -683,14 +692,16 @@ class Verifier:
             end = next(e for e in ends if e > start)
             segment = _filled(steps[start:end], values)
             run = Run(before)
+            done: dict[int, Any] = {}
             try:  # every hole of the segment has its value: the concrete run's fast path
-                done = self._run(attrs.evolve(traj, steps=segment), before, False, run)
+                self._run(attrs.evolve(traj, steps=segment), before, False, run, done)
             except _Broken as broken:
                 budget -= broken.index + 1
                 at = start + broken.index
                 if at > deepest and proofs < PROOF_TRIES and not steps[at].has_holes:
                     deepest, proofs = at, proofs + 1
-                    proved = self._proved(traj, index, state, values, end)
+                    opened = {**outputs, **{start + i: output for i, output in done.items()}}
+                    proved = self._proved(traj, index, state, values, end, opened)
                     if proved is not None:
                         return proved
                 continue
@@ -715,14 +726,25 @@ class Verifier:
         return None
 
     def _proved(
-        self, traj: Trajectory, index: int, state: FrozenMap, values: dict[str, Any], end: int
+        self,
+        traj: Trajectory,
+        index: int,
+        state: FrozenMap,
+        values: dict[str, Any],
+        end: int,
+        outputs: Mapping[int, Any],
     ) -> Result | None:
         """An invalid result when the completion giving the holes ``values`` (all those of steps
-        ``index`` to ``end``) fails on a check that reads nothing the holes decide, so that every
-        completion fails there (``statemachine.taint``): the solver's verdict for a check that
-        fails whatever the unknowns are, without the solver. None when the run cannot vouch."""
+        ``index`` to ``end``) and the open outputs the run synthesized ``outputs`` fails on a
+        check that reads nothing the unknowns decide, so that every completion fails there
+        (``statemachine.taint``): the solver's verdict for a check that fails whatever the
+        unknowns are, without the solver. None when the run cannot vouch."""
         steps = traj.steps
-        completed = attrs.evolve(traj, steps=(*steps[:index], *_filled(steps[index:end], values)))
+        filled = [
+            attrs.evolve(step, output=outputs[i], has_output=True) if i in outputs else step
+            for i, step in enumerate(_filled(steps[index:end], values), index)
+        ]
+        completed = attrs.evolve(traj, steps=(*steps[:index], *filled))
         try:
             found = prove_failure(
                 self.machine, completed, steps, self.allow_rejected, start=index, state=state

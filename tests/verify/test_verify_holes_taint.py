@@ -424,3 +424,26 @@ def test_a_collection_written_whole_carries_what_a_hole_decided_in_its_keys(key:
     assert failing
     assert all((prove_failure(machine, c, traj.steps, False) is not None) is vouched for c in failing)
     assert Verifier(contract, timeout=20.0).check(traj).verdict == ("invalid" if vouched else "feasible")
+
+
+def test_an_open_output_the_search_completed_is_an_unknown_the_run_goes_past(
+    tickets: Contract, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``list_open``'s output left open after a hole (its ensures read it): the search completes
+    it (``_fastpath.complete_output``), and the run, counting it unknown as a whole, goes past it
+    to vouch for a later failure that reads neither it nor the hole; Z3 alone agrees. (Without
+    the completed output, the run stops at that step: ``test_an_open_output_before...``.)"""
+    steps: list[dict[str, Any]] = [
+        created(1, "a"),
+        created(2, "b"),
+        {"tool": "assign", "input": {"id": 2, "assignee": "jen"}},  # a value for the search to try
+        {"tool": "assign", "input": {"id": 1, "assignee": {"$var": "who"}}},
+        {"tool": "list_open", "input": {}},
+        {"tool": "close", "input": {"id": 7}},
+    ]
+    traj = traj_of(steps)
+    asked = _count_solver(monkeypatch)
+    result = Verifier(tickets, timeout=20.0).check(traj).to_json()
+    assert not asked
+    assert (result["verdict"], result["step"], result["kind"]) == ("invalid", 5, "precondition")
+    assert result == z3_only(tickets, traj)
