@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, NoReturn
 
 import attrs
+import msgspec
 import orjson
 
 from envfactory._completion import candidates, hole_names
@@ -76,13 +77,16 @@ RESULT_FIELDS = (
 )
 
 
-@attrs.frozen(slots=True)
-class Result:
+class Result(msgspec.Struct, frozen=True):
     """The verdict on one trajectory, and for a broken one the first failing step explained.
 
     ``to_json`` is the stable document of ``envfactory verify --format json``; ``seconds``,
     ``steps`` and ``source`` ride along for reports but are left out of it (they are not
     deterministic, or not about the verdict).
+
+    A frozen ``msgspec.Struct``, not an attrs class as the other models: one is made per
+    trajectory, and a frozen attrs instance of these fourteen fields took 2.3 us to build, a
+    tenth of verifying a short trajectory (this takes 0.2 us). Change it with ``replace``.
     """
 
     id: str
@@ -93,7 +97,7 @@ class Result:
     clause: str | None = None
     location: str | None = None
     message: str = ""
-    values: Mapping[str, Any] = attrs.field(factory=dict)
+    values: Mapping[str, Any] = msgspec.field(default_factory=dict)
     witness: Mapping[str, Any] | None = None
     core: list[Any] | None = None
     seconds: float = 0.0
@@ -640,7 +644,7 @@ class Verifier:
             result = self._symbolic(traj, reason, index, state)
         if completed and result.witness is not None and isinstance(result.witness.get("outputs"), dict):
             outputs = {**completed, **result.witness["outputs"]}
-            result = attrs.evolve(
+            result = msgspec.structs.replace(
                 result, witness={**result.witness, "outputs": dict(sorted(outputs.items()))}
             )
         if result.verdict != "unknown":
@@ -654,7 +658,7 @@ class Verifier:
         undecided = (
             f"step {index} is" if broken.index == index + 1 else f"steps {index}-{broken.index - 1} are"
         )
-        return attrs.evolve(
+        return msgspec.structs.replace(
             invalid,
             message=f"{invalid.message} (whatever the unknown values are; {undecided} undecided, so the "
             f"first failing step may be earlier: {result.message})",
