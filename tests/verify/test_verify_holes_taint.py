@@ -99,6 +99,15 @@ def decided(contract: Contract, traj: Trajectory, allow_rejected: bool = False) 
     return (v.verdict, v.step, v.kind, v.message, v.operation, v.clause, v.location)
 
 
+def comparable(result: dict[str, Any]) -> dict[str, Any]:
+    """A result as two runs must agree on it: an ``infeasible`` one without its core and the
+    message that lists it (which minimal core Z3 finds depends on what the process asked it
+    before; which step, and that it is infeasible, does not)."""
+    if result["kind"] == "infeasible":
+        return {**result, "core": None, "message": None, "clause": None, "location": None}
+    return result
+
+
 def z3_only(contract: Contract, traj: Trajectory, allow_rejected: bool = False) -> dict[str, Any]:
     """The verifier's result when no candidate completion is tried (Z3 decides everything)."""
     saved = verification.GUESSED_STEPS
@@ -249,7 +258,9 @@ def test_an_open_output_before_the_failing_step_goes_to_z3(tickets: Contract) ->
     proof = prove_failure(machine, filled, recorded.steps, False)  # recorded: the run vouches
     assert proof is not None and shown(proof, filled)[1:3] == (3, "precondition")
     assert decided(tickets, recorded) == shown(proof, filled)
-    assert Verifier(tickets, timeout=20.0).check(traj).to_json() == z3_only(tickets, traj)
+    assert comparable(Verifier(tickets, timeout=20.0).check(traj).to_json()) == comparable(
+        z3_only(tickets, traj)
+    )
 
 
 def small(**clauses: Any) -> Contract:
@@ -345,15 +356,13 @@ def test_a_refusal_counts_only_when_no_hole_decides_it(
     if proof is not None:
         assert decided(tickets, traj, True) == shown(proof, filled)
     result = Verifier(tickets, allow_rejected=True, timeout=20.0).check(traj).to_json()
-    assert result == z3_only(tickets, traj, True)
+    assert comparable(result) == comparable(z3_only(tickets, traj, True))
     assert (result["verdict"], result["step"]) == ("invalid", 4)
 
 
-@pytest.mark.parametrize(
-    ("name", "vouched_for_some"), [("bank", True), ("petstore", False), ("tickets", True)]
-)
+@pytest.mark.parametrize("name", ["bank", "petstore", "tickets"])
 def test_the_bundled_contracts_holed_and_broken_get_z3s_result_with_or_without_the_search(
-    name: str, vouched_for_some: bool, monkeypatch: pytest.MonkeyPatch
+    name: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """bench_verify's trajectories of three contracts with three holes and a step that fails
     unless a hole happens to make it pass, put anywhere after the first hole: the verifier's
@@ -380,7 +389,7 @@ def test_the_bundled_contracts_holed_and_broken_get_z3s_result_with_or_without_t
         alone = z3_only(contract, holed)
         if result["verdict"] == "feasible":
             result["witness"] = alone["witness"] = result["message"] = alone["message"] = None
-        assert result == alone, holed.id
+        assert comparable(result) == comparable(alone), holed.id
     assert any(v is not None for v in vouched)
 
 
