@@ -7,11 +7,14 @@ solver run in this process (``deadline.Worker`` without its fork: the same code,
 pickling to and from the worker, whose CPU a per-call figure would not see); the mean with the
 real forked worker, its CPU read from ``/proc``, is printed as well.
 
-Holes go into input fields of three steps drawn uniformly (seeded). Two sets: the trajectories
-as generated (feasible), and the same with a last step that fails whatever the holes are
-(infeasible: every candidate completion fails, then Z3 decides). Each set is verified by default
+Holes go into input fields of three steps drawn uniformly (seeded). Three sets: the
+trajectories as generated (feasible); the same with a last step that fails whatever the holes
+are, on a check that reads nothing they decide (infeasible: the target; one failing candidate
+completion's run shows it, ``statemachine.taint``); and the same with a last step whose failing
+check reads what the holes decide (Z3 needed; for comparison). Each set is verified by default
 (values the trajectory or state shows tried first, ``verification.GUESSED_STEPS``) and with Z3
-only (from the first step with a hole, from the concrete state).
+only (from the first step with a hole, from the concrete state); ``z3`` counts the trajectories
+the solver was asked about.
 
 Run: ``.venv/bin/python bench/bench_verify_holes.py [--count 60] [--seed 17]``.
 """
@@ -105,12 +108,28 @@ def _worker_cpu(pid: int) -> float:
 
 def broken(traj: Any) -> Any:
     """``traj`` with a last step that fails whatever its holes are (closing a ticket that does
-    not exist): no completion is feasible, so Z3 decides after the candidates all fail."""
+    not exist): no completion is feasible, and the failing check reads nothing a hole decides
+    (the ticket's key: holes only write fields), so one completion's run shows it
+    (``statemachine.taint``) without Z3."""
     import attrs
 
     from envfactory.trajectory import Step
 
     return attrs.evolve(traj, steps=(*traj.steps, Step("close", {"id": 10**6})))
+
+
+def miscounted(traj: Any) -> Any:
+    """``traj`` with a last ``list_open`` answered with 100 more open tickets than exist: no
+    completion is feasible, but the failing ensures counts statuses, which the holes decide
+    wherever one names the ticket a step moves (or its title: a whole new record), so Z3 is
+    needed for most (not the target; shown for comparison)."""
+    import attrs
+
+    from envfactory.trajectory import Step
+
+    return attrs.evolve(
+        traj, steps=(*traj.steps, Step("list_open", {}, output={"count": 100}, has_output=True))
+    )
 
 
 class InProcess:
@@ -128,7 +147,8 @@ class InProcess:
 
 
 def per_trajectory(contract: Any, work: list[tuple[Any, int]]) -> tuple[list[float], dict[str, int]]:
-    """CPU seconds of ``Verifier.check`` per trajectory (the solver, when asked, in process)."""
+    """CPU seconds of ``Verifier.check`` per trajectory (the solver, when asked, in process),
+    and the verdicts, with how many trajectories the solver was asked about (``z3``)."""
     from envfactory.solver import deadline
     from envfactory.verification import Verifier
 
@@ -136,9 +156,16 @@ def per_trajectory(contract: Any, work: list[tuple[Any, int]]) -> tuple[list[flo
     deadline.Worker = InProcess  # type: ignore
     try:
         verifier = Verifier(contract, timeout=60.0)
-        verifier.check(broken(work[0][0]))  # warm: Z3 imported, its first query's set-up paid
+        verifier.check(miscounted(work[0][0]))  # warm: Z3 imported, its first query's set-up paid
+        verdicts: dict[str, int] = {"z3": 0}
+        symbolic = verifier._symbolic
+
+        def counted(*args: Any) -> Any:
+            verdicts["z3"] += 1
+            return symbolic(*args)
+
+        verifier._symbolic = counted  # type: ignore[method-assign]
         per: list[float] = []
-        verdicts: dict[str, int] = {}
         for traj, _ in work:
             t = time.process_time()
             result = verifier.check(traj)
@@ -169,11 +196,17 @@ def main() -> None:
     contract = envfactory.load(TICKETS)
     work = cases(args.count, args.seed)
     bad = [(broken(traj), first) for traj, first in work]
+    miscount = [(miscounted(traj), first) for traj, first in work]
     default = verification.GUESSED_STEPS
     rows = []
     for label, steps in (("default", default), ("Z3 only (no candidates)", 0)):
         verification.GUESSED_STEPS = steps
-        for kind, items in (("feasible", work), ("infeasible", bad)):
+        sets = (
+            ("feasible", work),
+            ("infeasible", bad),
+            ("infeasible, the failing check reads holes", miscount),
+        )
+        for kind, items in sets:
             per, verdicts = per_trajectory(contract, items)
             rows.append((label, kind, per, verdicts))
     verification.GUESSED_STEPS = default
@@ -196,7 +229,7 @@ def main() -> None:
     )
     print("CPU per trajectory, warm process (target: a median of 5 ms):")
     for label, kind, per, verdicts in rows:
-        print(f"  {label:24s} {kind:10s} {_ms(per)}  {verdicts}")
+        print(f"  {label:24s} {kind:42s} {_ms(per)}  {verdicts}")
     print(
         f"  default, feasible, the solver in its forked worker (as `verify` runs it): mean {total / len(work) * 1000:.1f} ms"
     )

@@ -5,7 +5,9 @@ The concrete path runs each step through the contract's checks in the order of
 output_schema, postcondition, invariant) with compiled closures and compiled schema validators.
 Only trajectories that hold unknown values (holes, outputs that later checks read, an unknown
 open-world initial state) go to Z3 (``envfactory.solver.feasibility.decide``), imported lazily so
-that concrete verification never pays for it. A failure is explained in one sentence that names
+that concrete verification never pays for it; before it, candidate completions are run
+concretely (``_guessed``): one that verifies shows the trajectory feasible, and one that fails on a
+check no hole decides shows it invalid there whatever the holes are (``statemachine.taint``). A failure is explained in one sentence that names
 the concrete state locations it read and the step that last wrote them (``explain_failure``).
 """
 
@@ -48,6 +50,7 @@ from envfactory.contracts.evaluator import Env
 from envfactory.contracts.model import Clause, Contract, Operation
 from envfactory.contracts.semantics import Failure, Machine
 from envfactory.contracts.values import FrozenMap
+from envfactory.statemachine.taint import prove_failure
 from envfactory.trajectory import (
     BROKEN_ARGUMENTS,
     UNSET,
@@ -170,6 +173,15 @@ GUESSED_SHARE = 0.25
 slow), before Z3 gets the trajectory with its own full limit."""
 GUESSED_COMBINATIONS = 64
 """Value combinations tried at one step whose holes are all new."""
+PROOF_TRIES = 8
+"""Failing completions the search runs with taint tracked (``_proved``), each failing further
+than the last and at a step holding no hole (where a wrong value fails, not every value),
+before the solver decides instead."""
+
+
+_TRIPS = (EnvfactoryError, ArithmeticError, TypeError, ValueError, KeyError, AttributeError, RecursionError)
+"""What a check may raise on values it cannot take (a report of the failure, or a proof, is
+then given up, never the other trajectories' results)."""
 
 
 class _Symbolic(Exception):
@@ -421,15 +433,24 @@ class Verifier:
 
     # -- the concrete run ---------------------------------------------------------------------------
 
-    def _run(self, traj: Trajectory, state: FrozenMap, holes: bool, run: Run | None = None) -> dict[int, Any]:
+    def _run(
+        self,
+        traj: Trajectory,
+        state: FrozenMap,
+        holes: bool,
+        run: Run | None = None,
+        completed: dict[int, Any] | None = None,
+    ) -> dict[int, Any]:
         """Run every step concretely; raise ``_Broken`` or ``_Symbolic``; return synthesized outputs.
-        ``run`` (a new ``Run`` of ``state`` when None) is changed in place, step by step.
+        ``run`` (a new ``Run`` of ``state`` when None) is changed in place, step by step, and so is
+        ``completed`` (the synthesized outputs, also those before a step that breaks).
 
         The hot loop: the common case of each check is inline, every failure goes to a helper.
         """
         plans = self.plans
         allow_rejected = self.allow_rejected
-        completed: dict[int, Any] = {}
+        if completed is None:
+            completed = {}
         if run is None:
             run = Run(state)  # ``env`` reads it throughout
         state = run.state
@@ -602,15 +623,7 @@ class Verifier:
         failure = broken.failure
         try:
             message, values = explain_failure(self, traj, broken.index, broken.op, failure)
-        except (
-            EnvfactoryError,
-            ArithmeticError,
-            TypeError,
-            ValueError,
-            KeyError,
-            AttributeError,
-            RecursionError,
-        ):
+        except _TRIPS:
             message, values = f"step {broken.index}: {failure.message}", dict(failure.values)
         location = failure.location
         if location is None and broken.op is not None:
@@ -691,23 +704,25 @@ class Verifier:
                 pending.append((at, before, {**values, **dict(zip(new, t, strict=True))}, outputs))
 
         branch(index, state, {}, {})
+        deepest, proofs = -1, 0  # the furthest failing step a completion reached; proofs tried
         give_up = time.monotonic() + self.timeout * GUESSED_SHARE  # a hang guard: steps can be slow
         while pending and budget > 0 and time.monotonic() < give_up:
             start, before, values, outputs = pending.pop()
             end = next(e for e in ends if e > start)
-            segment = tuple(
-                attrs.evolve(
-                    step, input=fill_holes(step.input, values), output=fill_holes(step.output, values)
-                )
-                if step.has_holes
-                else step
-                for step in steps[start:end]
-            )
+            segment = _filled(steps[start:end], values)
             run = Run(before)
+            done: dict[int, Any] = {}
             try:  # every hole of the segment has its value: the concrete run's fast path
-                done = self._run(attrs.evolve(traj, steps=segment), before, False, run)
+                self._run(attrs.evolve(traj, steps=segment), before, False, run, done)
             except _Broken as broken:
                 budget -= broken.index + 1
+                at = start + broken.index
+                if at > deepest and proofs < PROOF_TRIES and not steps[at].has_holes:
+                    deepest, proofs = at, proofs + 1
+                    opened = {**outputs, **{start + i: output for i, output in done.items()}}
+                    proved = self._proved(traj, index, state, values, end, opened)
+                    if proved is not None:
+                        return proved
                 continue
             except _Symbolic:
                 return None  # a step's output is unknown and needed: Z3's part
@@ -728,6 +743,47 @@ class Verifier:
                 witness=witness,
             )
         return None
+
+    def _proved(
+        self,
+        traj: Trajectory,
+        index: int,
+        state: FrozenMap,
+        values: dict[str, Any],
+        end: int,
+        outputs: Mapping[int, Any],
+    ) -> Result | None:
+        """An invalid result when the completion giving the holes ``values`` (all those of steps
+        ``index`` to ``end``) and the open outputs the run synthesized ``outputs`` fails on a
+        check that reads nothing the unknowns decide, so that every completion fails there
+        (``statemachine.taint``): the solver's verdict for a check that fails whatever the
+        unknowns are, without the solver. None when the run cannot vouch."""
+        steps = traj.steps
+        filled = [
+            attrs.evolve(step, output=outputs[i], has_output=True) if i in outputs else step
+            for i, step in enumerate(_filled(steps[index:end], values), index)
+        ]
+        completed = attrs.evolve(traj, steps=(*steps[:index], *filled))
+        try:
+            found = prove_failure(
+                self.machine, completed, steps, self.allow_rejected, start=index, state=state
+            )
+        except _TRIPS:
+            return None
+        if found is None or found.failure is None or found.step is None:
+            return None
+        failure = found.failure
+        location = failure.location
+        return Result(
+            id=traj.id,
+            verdict="invalid",
+            step=found.step,
+            kind=failure.kind,
+            operation=steps[found.step].tool,
+            clause=failure.clause_text,
+            location=str(location) if location is not None else None,
+            message=failure.message,
+        )
 
     def _stateless_failure(self, traj: Trajectory, start: int) -> _Broken | None:
         """The first step from ``start`` on that fails a check reading no state (unknown tool,
@@ -835,6 +891,16 @@ def _settled(plans: Mapping[str, Plan], steps: Iterable[Any], run: Run, env: Env
             return index
         index += 1
     return index
+
+
+def _filled(steps: Iterable[Step], values: Mapping[str, Any]) -> tuple[Step, ...]:
+    """``steps`` with their holes given ``values``."""
+    return tuple(
+        attrs.evolve(step, input=fill_holes(step.input, values), output=fill_holes(step.output, values))
+        if step.has_holes
+        else step
+        for step in steps
+    )
 
 
 def _may_hold_holes(traj: Trajectory) -> bool:

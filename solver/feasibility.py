@@ -14,9 +14,13 @@ first pass had not run:
 * ``feasible``: the model gives the witness (holes, outputs, initial state, assumptions), and the
   completed trajectory is re-run through the concrete ``Machine``; a completion that does not
   verify there is never reported (the verdict is ``unknown`` instead).
-* ``invalid``: a check that fails whatever the unknowns are gets its concrete kind; otherwise the
-  first step whose prefix has no completion gets kind ``infeasible`` and ``core``, the unsat core
-  over the assumption literals minimized by deletion (every member needed).
+* ``invalid``: a check that fails whatever the unknowns are gets its concrete kind and the
+  concrete message of a completion's failure there: where the encoding folds it to false, or
+  where the solver's completion of the steps before the first step without one fails there on a
+  check that reads nothing the unknowns decide (``statemachine.taint``, which the verifier runs
+  on its own candidate completions first, so both report it alike); otherwise the first step
+  whose prefix has no completion gets kind ``infeasible`` and ``core``, the unsat core over the
+  assumption literals minimized by deletion (every member needed).
 * ``unknown``: time-out, resource limit (``rlimit``, deterministic), a construct outside the
   symbolic fragment, or an ``unsat`` that leans on an approximation (see ``Tracker``).
 """
@@ -32,8 +36,7 @@ import attrs
 import z3
 
 from envfactory.contracts import values as V
-from envfactory.contracts.errors import EnvfactoryError, EvaluationError
-from envfactory.contracts.evaluator import Env
+from envfactory.contracts.errors import EnvfactoryError
 from envfactory.contracts.ir import free_names
 from envfactory.contracts.model import Clause, Contract, Operation, StateVar
 from envfactory.contracts.parser import Effect
@@ -62,7 +65,22 @@ from envfactory.solver.symbolic import (
     same_term,
     to_z3,
 )
-from envfactory.trajectory import Hole, Step, Trajectory, completion_message, iter_holes, short_json
+from envfactory.statemachine.taint import (
+    matches,
+    needs_output,
+    prove_failure,
+    rejected,
+    replay,
+)
+from envfactory.trajectory import (
+    BROKEN_ARGUMENTS,
+    Hole,
+    Step,
+    Trajectory,
+    completion_message,
+    iter_holes,
+    short_json,
+)
 
 _QUICK = z3.Then("simplify", "propagate-values", "solve-eqs", "smt")
 """The solver of the first, untracked pass: cheap preprocessing, then the SMT core."""
@@ -161,32 +179,6 @@ class _Encoding:
     sticky: list[str] = attrs.field(factory=list)
     stop: _Stop | None = None
     checked: dict[int, tuple[Any, ...]] = attrs.field(factory=dict)
-
-
-def _needs_output(op: Operation) -> bool:
-    """Whether an unrecorded output matters: the ensures or the effects read it (as in verify)."""
-    for clause in op.ensures:
-        if "output" in free_of(clause.expr):
-            return True
-    return op.reads_output
-
-
-INVALID_ARGUMENTS = "invalid_arguments"
-"""Step meta key an importer sets when the agent's arguments were not valid JSON (as verify reads it)."""
-
-
-def _rejected(step: Step, allow_rejected: bool) -> bool:
-    """A call recorded as refused with a 4xx that ``--allow-rejected`` lets count as a rejection."""
-    return allow_rejected and step.status is not None and 400 <= step.status < 500
-
-
-def _matches(clause: Clause, status: int | None) -> bool:
-    """Whether a false clause explains a rejection with ``status`` (its error status, else any 4xx)."""
-    if status is None:
-        return False
-    if clause.error is not None:
-        return status == clause.error.status
-    return 400 <= status < 500
 
 
 def _has_hole(value: Any) -> bool:
@@ -313,7 +305,7 @@ class _Decider:
             if time.monotonic() > self.deadline:
                 raise Budget(f"encoding took longer than the {self.timeout:g} s time limit")
             op = self.contract.operations.get(step.tool)
-            if op is None and _rejected(step, self.allow_rejected):
+            if op is None and rejected(step, self.allow_rejected):
                 continue
             if op is None:
                 failure = self.machine.check_tool(step.tool)
@@ -354,7 +346,7 @@ class _Decider:
     ) -> dict[str, SVal]:
         """Encode one call in the order ``Machine`` checks it, stopping where a check surely fails."""
         name = op.name
-        rejected = _rejected(step, self.allow_rejected)
+        refused = rejected(step, self.allow_rejected)
 
         tracker = encoder.tracker
         mark = [len(tracker.inexact)]
@@ -379,11 +371,11 @@ class _Decider:
         in_schemas = Schemas(encoder, op.input_schema)
         value = in_schemas.build(step.input, op.input_schema, enc.holes)
         carried()
-        if INVALID_ARGUMENTS in (step.meta or {}):
+        if BROKEN_ARGUMENTS in (step.meta or {}):
             input_ok: Term = False
         else:
             input_ok = _validates(in_schemas, value, step.input, op.input_schema, op.input_validator)
-        if rejected:
+        if refused:
             carried()
             return self._rejected_step(i, step, op, state, value, input_ok, enc, encoder, collect)
         if track("input_schema", input_ok, "input schema"):
@@ -393,7 +385,7 @@ class _Decider:
         out_schemas = Schemas(encoder, op.output_schema)
         if step.has_output:
             output = out_schemas.build(step.output, op.output_schema or {}, enc.holes)
-        elif _needs_output(op):
+        elif needs_output(op):
             output = out_schemas.fresh(op.output_schema or {}, f"o!{i}")
             enc.outputs[i] = output
         else:
@@ -404,6 +396,8 @@ class _Decider:
             if track("precondition", term, effect.source, effect):
                 return state
         if step.status is not None and step.status >= 400:
+            if step.status >= 500 and self.allow_rejected:
+                return state  # the server failed: under --allow-rejected, a call that changed nothing
             text = f"is permitted here, so it must succeed, but it was answered with status {step.status}"
             if track("postcondition", False, text):
                 return state
@@ -452,7 +446,7 @@ class _Decider:
         for clause in op.requires:
             held = holds(encoder.encode(clause.expr, env))
             every.append(held)
-            if _matches(clause, step.status):
+            if matches(clause, step.status):
                 explained.append(not_(held))
         all_hold = and_(*every)
         stuck: Term = False
@@ -684,48 +678,8 @@ class _Decider:
     def _replay(self, traj: Trajectory, stop_at: int | None = None) -> tuple[int | None, Failure | None]:
         """Run a completed trajectory through the concrete ``Machine`` with the checks and the
         rejection rules of ``envfactory verify``: (step, failure) or (None, None)."""
-        m = self.machine
-        state = m.initial_state(traj.initial)
-        for i, step in enumerate(traj.steps):
-            op = self.contract.operations.get(step.tool)
-            rejected = _rejected(step, self.allow_rejected)
-            failure: Failure | None
-            if op is None:
-                if rejected:
-                    continue
-                return i, m.check_tool(step.tool)
-            if INVALID_ARGUMENTS in (step.meta or {}):
-                failure = Failure("input_schema", f"{op.name}: input is invalid")
-            else:
-                failure = m.check_input(op, step.input)
-            if failure is not None:
-                if rejected:
-                    continue
-                return i, failure
-            failure = m.check_requires(state, op, step.input)
-            if failure is not None:
-                env = Env(state, step.input)
-                false = [c for c in op.requires if not _holds(c, env)]
-                if rejected and any(_matches(c, step.status) for c in false):
-                    continue
-                return i, failure
-            try:
-                post = m.apply(state, op, step.input, step.output)
-            except EvaluationError:
-                if rejected:
-                    continue
-                return i, m.effect_failure(state, op, step.input, step.output)
-            if step.status is not None and step.status >= 400:
-                message = f"{op.name} is permitted here, so it must succeed, but it was answered with status {step.status}"
-                return i, Failure("postcondition", message)
-            if step.has_output:
-                failure = m.check_output(op, step.output)
-            failure = failure or m.check_ensures(post, op, step.input, step.output)
-            failure = failure or m.check_invariants(post)
-            if failure is not None or stop_at == i:
-                return i, failure
-            state = post
-        return None, None
+        done = replay(self.machine, traj, self.allow_rejected, stop_at)
+        return done.step, done.failure
 
     def _infeasible(
         self, s: z3.Solver, enc: _Encoding, lits: list[Any], by_lit: Mapping[int, Tracked]
@@ -748,7 +702,11 @@ class _Decider:
                 return SymbolicVerdict("unknown", message="the solver's answers disagree")
         elif self.check(s, prefix(first)) != z3.unsat:  # its core, from that prefix's own check
             return self._unknown(s)
-        core = self._minimize(s, [lit for lit in s.unsat_core()])
+        unsat = list(s.unsat_core())  # before ``_proved`` asks the solver again
+        proved = self._proved(s, enc, first, [lit for lit in lits if by_lit[lit.get_id()].step < first])
+        if proved is not None:
+            return proved
+        core = self._minimize(s, unsat)
         if core is None:
             return self._unknown(s)
         members = sorted((by_lit[lit.get_id()] for lit in core), key=lambda t: (t.step, enc.tracked.index(t)))
@@ -779,6 +737,46 @@ class _Decider:
             operation=self.trajectory.steps[first].tool,
             clause=culprit.text if culprit else None,
             location=culprit.location if culprit else None,
+        )
+
+    def _proved(self, s: z3.Solver, enc: _Encoding, first: int, before: list[Any]) -> SymbolicVerdict | None:
+        """The concrete failure at step ``first`` when a completion that passes the steps before
+        it (the solver's) fails there on a check that reads nothing the unknowns decide
+        (``statemachine.taint``): a check that fails whatever the unknowns are, reported with
+        its concrete kind, as the verifier's own search for completions reports it."""
+        if enc.unknown_initial or self.check(s, before) != z3.sat:
+            return None  # an unknown initial state is not tracked
+        try:
+            found = prove_failure(
+                self.machine,
+                self._completion(enc, s.model()),
+                self.trajectory.steps,
+                self.allow_rejected,
+                start=self.first,
+                state=self.state if self.state is None else V.FrozenMap(self.state),
+            )
+        except (
+            EnvfactoryError,
+            Unsupported,
+            ArithmeticError,
+            TypeError,
+            ValueError,
+            KeyError,
+            AttributeError,
+        ):
+            return None
+        if found is None or found.step != first or found.failure is None:
+            return None
+        failure = found.failure
+        loc = failure.location
+        return SymbolicVerdict(
+            "invalid",
+            first,
+            failure.kind,
+            failure.message,
+            operation=self.trajectory.steps[first].tool,
+            clause=failure.clause_text,
+            location=str(loc) if loc is not None else None,
         )
 
     def _first_unsat(self, s: z3.Solver, steps: list[int], prefix: Callable[[int], list[Any]]) -> int | None:
@@ -815,13 +813,6 @@ class _Decider:
             else:
                 return None
         return core
-
-
-def _holds(clause: Clause, env: Env) -> bool:
-    try:
-        return clause.fn(env) is True
-    except EvaluationError:
-        return False
 
 
 def decide(

@@ -375,3 +375,27 @@ operations:
     verdict = F.decide(contract, traj, timeout=10.0)
     assert verdict.verdict == "feasible", verdict.message
     assert verdict.witness is not None and verdict.witness["holes"] == {"n": 42}
+
+
+def test_a_server_failure_under_allow_rejected_changed_nothing_as_verify_reads_it() -> None:
+    """Under ``--allow-rejected`` the verifier reads a permitted call answered 5xx as one that
+    changed nothing; the solver's encoding and its concrete replay of a completion read it the
+    same way (before, the replay failed the call, so a holed trajectory the verifier passes
+    without holes came out ``unknown``), and without the flag it still fails there."""
+    contract, _ = example("tickets")
+    created = {"id": 1, "title": "a", "priority": "low", "status": "open", "assignee": None}
+    steps = [
+        {"tool": "create_ticket", "input": {"title": "a", "priority": "low"}, "output": created},
+        {"tool": "assign", "input": {"id": 1, "assignee": "jen"}, "status": 503},
+        {"tool": "start", "input": {"id": {"$var": "h"}}},
+    ]
+    concrete = traj_of([*steps[:2], {"tool": "start", "input": {"id": 1}}])
+    (result,) = envfactory.verify(contract, [concrete], allow_rejected=True)
+    assert result.verdict == "invalid"  # the 503 assigned nobody
+    assert F.decide(contract, traj_of(steps), allow_rejected=True).verdict == "invalid"
+    steps[1:1] = [{"tool": "assign", "input": {"id": 1, "assignee": "roy"}}]
+    verdict = F.decide(contract, traj_of(steps), allow_rejected=True)
+    assert verdict.verdict == "feasible", verdict.message
+    assert verdict.witness is not None and verdict.witness["holes"] == {"h": 1}
+    refused = F.decide(contract, traj_of(steps))
+    assert (refused.verdict, refused.step, refused.kind) == ("invalid", 2, "postcondition")
