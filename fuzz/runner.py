@@ -115,13 +115,23 @@ def pinned_constants(*code: Any) -> Iterator[None]:
     try:
         from hypothesis.internal.conjecture import providers
         from hypothesis.internal.constants_ast import Constants, constants_from_module
+        from hypothesis.internal.floats import float_to_int
+        from sortedcontainers import SortedSet
     except ImportError:  # pragma: no cover - a Hypothesis without constant mining
         yield
         return
     if not hasattr(providers, "_get_local_constants") or not hasattr(providers, "CONSTANTS_CACHE"):
         yield  # pragma: no cover
         return
-    pool = Constants()
+    # sorted sets, as Hypothesis keeps its own pools: it draws a constant by its index in the
+    # set's order, and a plain set of strings orders them by their hash, which differs from one
+    # process to the next (PYTHONHASHSEED), so the same seed drew other strings in another run
+    pool = Constants(
+        integers=SortedSet(),
+        floats=SortedSet(key=float_to_int),
+        bytes=SortedSet(),
+        strings=SortedSet(),
+    )
     for module in {id(m): m for m in map(inspect.getmodule, code) if m is not None}.values():
         with contextlib.suppress(Exception):  # a module without source mines nothing
             pool |= constants_from_module(module)
