@@ -36,6 +36,8 @@ MAX_ITEMS = 4
 MAX_DEPTH = 8
 INT_LIMIT = 1 << 53
 
+HUGE = (10**400, -(10**400))
+"""Integers JSON allows and no float holds (arithmetic with a float overflows)."""
 WRONG_VALUES: tuple[Any, ...] = (None, True, 0, -1, 1.5, "", "x", [], {}, 2**63, "\u0000\u202e", "a" * 2000)
 """Values that are the wrong type (or a hostile edge) for most fields."""
 
@@ -429,10 +431,12 @@ def boundary_values(field_schema: Any, root: Any) -> tuple[list[Any], list[Any]]
                 else:
                     outside.append(edge + step)
                     edges.append(edge)
-        # the edges of JSON's numbers: past 32, 53 and 64 bits, negative zero, the largest floats
-        edges.extend([0, -1, 2**31, -(2**31), 2**53 + 1, 2**64 + 1, -(2**63) - 1, 10**30])
+        # the edges of JSON's numbers: past 32, 53 and 64 bits and past every float (JSON's
+        # integers have no bound), large enough to make work take long, negative zero, the
+        # largest and smallest floats and those Python's json reads (NaN, Infinity)
+        edges.extend([0, -1, 2**31, -(2**31), 2**53 + 1, 2**64 + 1, -(2**63) - 1, 10**30, 10**7, *HUGE])
         if kind == "number":
-            edges.extend([-0.0, 1e308, -1e308, 5e-324])
+            edges.extend([-0.0, 1e308, -1e308, 5e-324, math.nan, math.inf, -math.inf])
     elif kind == "string":
         min_len = node.get("minLength")
         max_len = node.get("maxLength")
@@ -458,7 +462,11 @@ def boundary_values(field_schema: Any, root: Any) -> tuple[list[Any], list[Any]]
             ]
         )
     elif kind == "array":
-        edges.extend([[], [None] * 50])
+        edges.extend([[], [None] * 50, [[]], [{}]])
+        items = _as_map(node.get("items", {}), root)
+        if items.get("type") in ("number", "integer"):
+            # an integer no float holds next to a float: sums and means of them overflow
+            edges.extend([[HUGE[0], 0.5], [1e308, 1e308, -1e308], [math.nan]])
     return outside, edges
 
 
