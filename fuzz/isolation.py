@@ -26,12 +26,16 @@ from envfactory.contracts.model import Contract
 from envfactory.fuzz.targets import NO_ANSWER, PythonTarget, _error
 from envfactory.statemachine.simulator import Response
 
-CALL_TIMEOUT = 0.5
+CALL_TIMEOUT = 0.25
 """CPU seconds of the worker a call may take before it is a ``hang`` (a plain method of a tool
 list answers in microseconds)."""
 WAIT_FACTOR = 10
 """A call that computes nothing (it waits on a lock or sleeps) is a ``hang`` after this many times
 the limit on the wall clock."""
+HUNG_AFTER = 2
+"""A call that hung after this many different sequences of calls before it hangs by itself: the
+same call again answers as a hang at once (the shrinker replays a hanging call many times with
+fewer calls before it, each replay a wait of the whole limit)."""
 SLICE = 0.05
 """Seconds between two looks at the worker's CPU time while a call runs."""
 MEMORY = 2 << 30
@@ -109,6 +113,11 @@ class IsolatedTarget:
         self.memory = memory
         self.process: Any = None
         self.conn: Connection | None = None
+        self.slow = False
+        self.before: list[str] = []
+        """The calls since the last reset, as text."""
+        self.hung: dict[str, set[int]] = {}
+        """Calls that hung, each with the calls before it (hashed) each time it hung."""
 
     def _start(self) -> Connection:
         if self.conn is not None and self.process is not None and self.process.is_alive():
@@ -136,9 +145,14 @@ class IsolatedTarget:
         conn = self._start()
         try:
             conn.send(message)
-            if not conn.poll(min(SLICE, self.call_timeout)) and not self._wait(conn):
-                self._stop()
-                return False, HANG
+            if not conn.poll(min(SLICE, self.call_timeout)):
+                # a slow call may leave the worker slow (a module-wide precision of ten million
+                # digits makes every later call of that module slow): a fresh worker at the next
+                # reset, which costs one fork where a call took tens of milliseconds anyway
+                self.slow = True
+                if not self._wait(conn):
+                    self._stop()
+                    return False, HANG
             return True, conn.recv()
         except (EOFError, OSError, BrokenPipeError):
             self._stop()  # the worker died: the kernel's memory limit, most likely
@@ -159,20 +173,34 @@ class IsolatedTarget:
         return conn.poll(0)
 
     def reset(self) -> None:
+        if self.slow:
+            self.slow = False
+            self._stop()
+        self.before = []
         self._ask(("reset",))  # a factory that hangs or dies: the next call reports it
 
     def call(self, tool: str, input: Any) -> Response:
+        call = repr((tool, input))
+        before = hash(tuple(self.before))
+        self.before.append(call)
+        after = self.hung.get(call, ())
+        if len(after) >= HUNG_AFTER and before not in after:
+            # hung after other calls before it already: the call itself hangs, and the
+            # shrinker's replays of it with fewer calls before it need not wait it out again
+            return self._hang(tool)
         answered, answer = self._ask(("call", tool, input))
         if answered:
             assert isinstance(answer, Response)
             return answer
         if answer == HANG:
-            return _error(
-                NO_ANSWER, f"{HANG}{tool} did not return within {self.call_timeout:g} s of CPU time"
-            )
+            self.hung.setdefault(call, set()).add(before)
+            return self._hang(tool)
         return _error(
             NO_ANSWER, f"{RESOURCE}the worker running {tool} died (memory limit {self.memory} bytes)"
         )
+
+    def _hang(self, tool: str) -> Response:
+        return _error(NO_ANSWER, f"{HANG}{tool} did not return within {self.call_timeout:g} s of CPU time")
 
     def close(self) -> None:
         if self.conn is not None:
