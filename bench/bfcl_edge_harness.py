@@ -70,6 +70,8 @@ POOL = 4
 STATES = (40, 40, 40)
 """Distinct states (instance state and value pool) kept after one, two and three calls; the
 plainest calls first."""
+HARNESS_ERROR = 3
+"""The exit status of a child whose exploration failed in the harness's own code."""
 BIG = 10**400  # an integer (JSON allows it) no float can hold
 NAN, INF = float("nan"), float("inf")  # Python's json reads and writes NaN and Infinity
 
@@ -294,8 +296,13 @@ def harvest(output: Any, pool: tuple[Any, ...]) -> tuple[Any, ...]:
 
 
 def state_key(obj: Any) -> str:
-    """The instance's state as text (random generators left out: their text is their address)."""
-    return repr(sorted((k, v) for k, v in vars(obj).items() if not isinstance(v, random.Random)))
+    """The instance's state as text (random generators left out: their text is their address);
+    a state whose text never ends (``mkdir a; mv a a`` puts a directory inside itself) is a
+    state of its own."""
+    try:
+        return repr(sorted((k, v) for k, v in vars(obj).items() if not isinstance(v, random.Random)))
+    except RecursionError:
+        return f"cyclic {id(obj)}"
 
 
 def instance(cls_name: str) -> Any:
@@ -409,11 +416,17 @@ def probe_class(cls_name: str, call_timeout: float) -> dict[str, dict[str, Any]]
             out = os.fdopen(write, "w", buffering=1)
             resource.setrlimit(resource.RLIMIT_AS, (MEMORY, MEMORY))
             sys.setrecursionlimit(10_000)
+            code = 0
             try:
                 explore(cls_name, skip, out)
+            except MemoryError:
+                code = 1  # past the address-space limit outside a call: the method it was in
+            except BaseException:
+                traceback.print_exc()  # the harness's own error: said, not taken for a crash
+                code = HARNESS_ERROR
             finally:
                 out.flush()
-                os._exit(0)
+                os._exit(code)
         os.close(write)
         buffer = b""
         current = ""
@@ -439,6 +452,8 @@ def probe_class(cls_name: str, call_timeout: float) -> dict[str, dict[str, Any]]
         finally:
             os.close(read)
             _, status = os.waitpid(pid, 0)
+        if os.WIFEXITED(status) and os.WEXITSTATUS(status) == HARNESS_ERROR:
+            raise RuntimeError(f"the harness failed exploring {cls_name} (in {current})")
         died = not hung and (os.WIFSIGNALED(status) or os.WEXITSTATUS(status) != 0)
         if os.environ.get("HARNESS_DEBUG"):
             print(f"  child ended: hung {hung} died {died} status {status} in {current}", file=sys.stderr)

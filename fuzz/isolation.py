@@ -145,14 +145,9 @@ class IsolatedTarget:
         conn = self._start()
         try:
             conn.send(message)
-            if not conn.poll(min(SLICE, self.call_timeout)):
-                # a slow call may leave the worker slow (a module-wide precision of ten million
-                # digits makes every later call of that module slow): a fresh worker at the next
-                # reset, which costs one fork where a call took tens of milliseconds anyway
-                self.slow = True
-                if not self._wait(conn):
-                    self._stop()
-                    return False, HANG
+            if not conn.poll(min(SLICE, self.call_timeout)) and not self._wait(conn):
+                self._stop()
+                return False, HANG
             return True, conn.recv()
         except (EOFError, OSError, BrokenPipeError):
             self._stop()  # the worker died: the kernel's memory limit, most likely
@@ -160,17 +155,30 @@ class IsolatedTarget:
 
     def _wait(self, conn: Connection) -> bool:
         """Wait for a call that did not answer at once; False once it is past its limit (the
-        first slice's CPU time counted as spent)."""
-        waited = spent = min(SLICE, self.call_timeout)
-        start = _cpu_seconds(self.process.pid)
+        first slice's CPU time counted as spent). A call that computed for a slice or more may
+        leave the worker slow (a module-wide precision of ten million digits makes every later
+        call of that module slow): the worker is forked again at the next reset, one fork where
+        a call took tens of milliseconds anyway. Both are judged on the worker's CPU time, so a
+        loaded machine that leaves the worker waiting changes neither."""
+        pid = self.process.pid
+        first = min(SLICE, self.call_timeout)
+        waited = spent = first
+        start = _cpu_seconds(pid)
+        answered = False
         while spent < self.call_timeout and waited < self.call_timeout * WAIT_FACTOR:
             if conn.poll(SLICE):
-                return True
+                answered = True
+                break
             waited += SLICE
-            now = _cpu_seconds(self.process.pid)
+            now = _cpu_seconds(pid)
             # where /proc cannot be read, the wall clock is the only clock there is
-            spent = waited if now is None or start is None else min(SLICE, self.call_timeout) + now - start
-        return conn.poll(0)
+            spent = waited if now is None or start is None else first + now - start
+        answered = answered or conn.poll(0)
+        now = _cpu_seconds(pid) if answered else None
+        computed = spent - first if now is None or start is None else now - start
+        if not answered or computed >= SLICE / 2:
+            self.slow = True
+        return answered
 
     def reset(self) -> None:
         if self.slow:
