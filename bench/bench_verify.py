@@ -20,7 +20,13 @@ Targets (issue 17): the default command >= 3x the baseline and >= 0.5x the hand-
 --jobs 2 >= 1.8x one job (needs 2 idle cores); ``envfactory --help`` < 0.15 s.
 ``--breakdown`` also shows where one core's time goes, taking each kind of check out in turn.
 
-Run: ``.venv/bin/python bench/bench_verify.py [--steps N] [--seed S] [--repeat R] [--breakdown]``.
+The trajectories are made by this file (about 13 steps each, 5% of them broken) or, with
+``--generated DIR``, by ``envfactory generate`` with default options, as issue 17 measures:
+about 5.5 steps a trajectory, all valid, so what each trajectory costs apart from its steps
+(reading its line, its result, its report line) weighs twice as much.
+
+Run: ``.venv/bin/python bench/bench_verify.py [--steps N] [--seed S] [--repeat R] [--breakdown]
+[--generated DIR]``.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ import argparse
 import json
 import os
 import random
+import subprocess
 import sys
 import tempfile
 import time
@@ -163,6 +170,30 @@ def generate(path: Path, make: Any, steps: int, seed: int) -> int:
             handle.write(json.dumps(traj) + "\n")
             index += 1
     return total
+
+
+def generated(directory: Path, name: str, contract: Path, steps: int, seed: int) -> Path:
+    """A file of at least ``steps`` steps that ``envfactory generate`` wrote (default options,
+    two workers), in ``directory``; one made by an earlier run with the same figures is reused."""
+    path = directory / f"{name}-generated-{steps}-{seed}.jsonl"
+    if path.exists():
+        return path
+    directory.mkdir(parents=True, exist_ok=True)
+    parts, total, part = [], 0, 0
+    while total < steps:  # a default trajectory has about 5.5 steps; generate in rounds
+        piece = directory / f"{name}-part-{part}.jsonl"
+        count = max(1000, (steps - total) // 5)
+        cli = [sys.executable, "-m", "envfactory", "generate", str(contract), "-n", str(count)]
+        cli += ["-o", str(piece), "--seed", str(seed + part), "--jobs", "2"]
+        subprocess.run(cli, check=True, stdout=subprocess.DEVNULL)
+        total += sum(len(json.loads(line)["steps"]) for line in piece.read_bytes().splitlines())
+        parts.append(piece)
+        part += 1
+    with open(path, "wb") as out:
+        for piece in parts:
+            out.write(piece.read_bytes())
+            piece.unlink()
+    return path
 
 
 def baseline(contract_path: Path, traj_path: Path) -> tuple[float, int]:
@@ -300,6 +331,13 @@ def main() -> None:
         action="store_true",
         help="also show where one core's time goes: each kind of check taken out in turn",
     )
+    parser.add_argument(
+        "--generated",
+        metavar="DIR",
+        help="measure on files written by `envfactory generate` (as the issue measures: short "
+        "trajectories, so per-trajectory costs count), kept in DIR and reused by later runs; "
+        "default: the hand-made trajectories of this file",
+    )
     parser.add_argument("--baseline-only", nargs=2, metavar=("CONTRACT", "FILE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.baseline_only:  # one side of ``whole_processes``: the baseline as its own process
@@ -320,8 +358,11 @@ def main() -> None:
             ("petstore", PETS, pet_trajectory),
             ("tickets", TICKETS, ticket_trajectory),
         ):
-            path = Path(tmp) / f"{name}.jsonl"
-            generate(path, make, args.steps, args.seed)
+            if args.generated:
+                path = generated(Path(args.generated), name, contract, args.steps, args.seed)
+            else:
+                path = Path(tmp) / f"{name}.jsonl"
+                generate(path, make, args.steps, args.seed)
             runs = []
             for _ in range(args.repeat):  # interleaved, so that a slow spell hits both sides alike
                 base_s, base_steps = baseline(contract, path)

@@ -104,7 +104,9 @@ class _Writer:
         self.known: dict[Any, str] = {}
         self.level = 0
         self.cls: dict[str, type] = {}  # locals and constants whose class is sure wherever they are read
-        self.tested: dict[str, type] = {}  # locals whose class the straight-line path has tested
+        # locals whose class the straight-line path has tested (one of these classes); a local is
+        # bound once, so what a test found stays true after the state changes
+        self.tested: dict[str, frozenset[type]] = {}
         self.state_vars: dict[str, str] = {}  # state variables read up front (``read_state``)
 
     def var(self, cls: type | None = None) -> str:
@@ -136,14 +138,17 @@ class _Writer:
     def guard(self, depth: int, name: str, *classes: type) -> None:
         """Give up ("not sure") unless ``name``'s value is of one of ``classes``; nothing is
         written when that is known already, and a test on the straight-line path is remembered."""
-        known = self.cls.get(name) or self.tested.get(name)
+        known = self.cls.get(name)
         if known is not None and known in classes:
+            return
+        tested = self.tested.get(name)
+        if tested is not None and tested <= set(classes):
             return
         test = " and ".join(f"{name}.__class__ is not {_CLASS_NAMES[c]}" for c in classes)
         self.emit(depth, f"if {test}:")
         self.emit(depth + 1, self.fail)
-        if depth == self.level and len(classes) == 1:
-            self.tested[name] = classes[0]
+        if depth == self.level:
+            self.tested[name] = frozenset(classes)
 
     def read_state(self, names: Iterable[str], depth: int) -> None:
         """Read each state variable once, up front (``_st[...]``: a missing one raises, not sure);
@@ -176,9 +181,8 @@ class _Writer:
 
     def straight(self, level: int) -> None:
         """From here on, straight-line code is at ``level``, and nothing computed before is reused
-        (the state is about to change)."""
+        (the state is about to change); the classes tested of locals still hold."""
         self.known = {}
-        self.tested = {}
         self.level = level
 
     def attempt(self, build: Callable[[], str]) -> str | None:
@@ -599,8 +603,7 @@ def _plan_write(w: _Writer, effect: Effect, collections: frozenset[str]) -> _Pla
     key = None
     if target.key is not None:
         key = w.value(target.key, 0)
-        w.emit(0, f"if {key}.__class__ is not _int and {key}.__class__ is not _str:")
-        w.emit(1, "return False")
+        w.guard(0, key, int, str)
     value = w.value(effect.value, 0) if effect.value is not None else None
     field = w.constant(target.fields[0]) if target.fields else None
     return _Planned(var, key, value, field, w.var(), w.var(), target.var)
@@ -647,8 +650,7 @@ def _per_key(w: _Writer, expr: ir.Expr, planned: list[_Planned], depth: int) -> 
         raise Unsupported
     coll = expr.domain.id
     items = w.value(expr.domain, depth)
-    w.emit(depth, f"if {items}.__class__ is not _FM:")
-    w.emit(depth + 1, w.fail)
+    w.guard(depth, items, FrozenMap)
     for p in planned:
         if p.state_var != coll or p.key is None:
             continue

@@ -246,9 +246,9 @@ def run_chunk(ref: ContractRef, options: Options, chunk: Chunk) -> list[Result]:
 Packed: TypeAlias = "tuple[Any, ...]"
 """A result as a worker sends it back: a tuple of its fields (``Result(*packed)``), and for a valid
 one only ``(id, seconds, steps, source)``: pickling a tuple of plain values costs a fraction of
-pickling the attrs instance, on both sides (issue 17 item 2)."""
+pickling the instance, on both sides (issue 17 item 2)."""
 
-_FIELDS = operator.attrgetter(*(field.name for field in attrs.fields(Result)))
+_FIELDS = operator.attrgetter(*Result.__struct_fields__)
 
 
 def run_packed(ref: ContractRef, options: Options, chunk: Chunk) -> list[Packed]:

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, NoReturn
 
 import attrs
+import msgspec
 import orjson
 
 from envfactory._completion import candidates, hole_names
@@ -73,13 +74,16 @@ RESULT_FIELDS = (
 )
 
 
-@attrs.frozen(slots=True)
-class Result:
+class Result(msgspec.Struct, frozen=True):
     """The verdict on one trajectory, and for a broken one the first failing step explained.
 
     ``to_json`` is the stable document of ``envfactory verify --format json``; ``seconds``,
     ``steps`` and ``source`` ride along for reports but are left out of it (they are not
     deterministic, or not about the verdict).
+
+    A frozen ``msgspec.Struct``, not an attrs class as the other models: one is made per
+    trajectory, and a frozen attrs instance of these fourteen fields took 2.3 us to build, a
+    tenth of verifying a short trajectory (this takes 0.2 us). Change it with ``replace``.
     """
 
     id: str
@@ -90,7 +94,7 @@ class Result:
     clause: str | None = None
     location: str | None = None
     message: str = ""
-    values: Mapping[str, Any] = attrs.field(factory=dict)
+    values: Mapping[str, Any] = msgspec.field(default_factory=dict)
     witness: Mapping[str, Any] | None = None
     core: list[Any] | None = None
     seconds: float = 0.0
@@ -261,6 +265,9 @@ class Verifier:
         self.machine = Machine(contract)
         self._initial: FrozenMap | None = None
         self._initial_ok = False
+        # the initial state when a trajectory without one starts from it closed-world with every
+        # invariant holding: ``check``'s short way (set by the first such trajectory's full run)
+        self._plain: FrozenMap | None = None
         self._solver: Any = None  # envfactory.solver.deadline.Worker, started at the first need
         state = frozenset(contract.state)
         keyed_vars = collection_vars(contract)
@@ -301,6 +308,14 @@ class Verifier:
 
     def check(self, traj: Trajectory) -> Result:
         start = time.perf_counter()
+        plain = self._plain
+        if plain is not None and traj.initial is None:
+            wire = getattr(traj.steps, "wire", None)  # a line the fast decoder read: no hole
+            if wire is not None:  # the common case, in short: every step settled by its checker
+                run = Run(plain)
+                if _settled_wire(self.plans, wire, run, Env(run.state)) == len(wire):
+                    seconds = time.perf_counter() - start
+                    return Result(traj.id, "valid", seconds=seconds, steps=len(wire), source=str(traj.source))
         try:
             result = self._check(traj)
         except RecursionError:
@@ -358,6 +373,8 @@ class Verifier:
             broken_initially = self._initial_failure(traj, state)
             if broken_initially is not None:
                 return broken_initially
+        if traj.initial is None and not open_world:
+            self._plain = state
         try:
             witness = self._run(traj, state, holes)
         except _Broken as broken:
@@ -423,7 +440,9 @@ class Verifier:
         if fast:  # the common case: every step settled by its generated checker, no Step made
             wire = getattr(steps, "wire", None)
             start = (
-                _settled(plans, steps, run, env) if wire is None else _settled(plans, wire, run, env, True)
+                _settled(self.plans, steps, run, env)
+                if wire is None
+                else _settled_wire(self.plans, wire, run, env)
             )
             if start == len(steps):
                 return completed
@@ -627,7 +646,7 @@ class Verifier:
             result = self._symbolic(traj, reason, index, state)
         if completed and result.witness is not None and isinstance(result.witness.get("outputs"), dict):
             outputs = {**completed, **result.witness["outputs"]}
-            result = attrs.evolve(
+            result = msgspec.structs.replace(
                 result, witness={**result.witness, "outputs": dict(sorted(outputs.items()))}
             )
         if result.verdict != "unknown":
@@ -641,7 +660,7 @@ class Verifier:
         undecided = (
             f"step {index} is" if broken.index == index + 1 else f"steps {index}-{broken.index - 1} are"
         )
-        return attrs.evolve(
+        return msgspec.structs.replace(
             invalid,
             message=f"{invalid.message} (whatever the unknown values are; {undecided} undecided, so the "
             f"first failing step may be earlier: {result.message})",
@@ -790,14 +809,11 @@ class Verifier:
 # ------------------------------------------------------------------------------------- helpers
 
 
-def _settled(plans: Mapping[str, Plan], steps: Iterable[Any], run: Run, env: Env, wire: bool = False) -> int:
+def _settled(plans: Mapping[str, Plan], steps: Iterable[Step], run: Run, env: Env) -> int:
     """How many steps, from the first, the operations' generated checkers settle (each sure that
     its step passes every check, its effects written into ``run``); the verifier's full loop
-    takes over at the first they do not. ``steps`` are ``Step`` models or, with ``wire``, the
-    decoded structs (``trajectory._wire.WireStep``), which read alike but for ``has_output``, a
-    property there: the test it makes is written out here, once per step of every file read."""
+    takes over at the first they do not."""
     index = 0
-    unset = UNSET
     for step in steps:
         plan = plans.get(step.tool)
         if plan is None or step.meta is not None:
@@ -809,7 +825,33 @@ def _settled(plans: Mapping[str, Plan], steps: Iterable[Any], run: Run, env: Env
         env.input = step.input
         env.output = step.output
         try:
-            if check(env, run, step.output is not unset if wire else step.has_output) is not True:
+            if check(env, run, step.has_output) is not True:
+                return index
+        except Exception:  # a closure or schema test it defers to raised: not sure
+            return index
+        index += 1
+    return index
+
+
+def _settled_wire(plans: Mapping[str, Plan], steps: Iterable[Any], run: Run, env: Env) -> int:
+    """``_settled`` over the decoded structs of a line (``trajectory._wire.WireStep``), which
+    read as ``Step`` but for ``has_output``, a property there: its test is written out here,
+    once per step of every file read (the hot loop of ``verify``)."""
+    index = 0
+    unset = UNSET
+    for step in steps:
+        plan = plans.get(step.tool)
+        if plan is None or step.meta is not None:
+            return index
+        check = plan.step
+        status = step.status
+        if check is None or (status is not None and status >= 400):
+            return index
+        output = step.output
+        env.input = step.input
+        env.output = output
+        try:
+            if check(env, run, output is not unset) is not True:
                 return index
         except Exception:  # a closure or schema test it defers to raised: not sure
             return index

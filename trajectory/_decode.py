@@ -177,13 +177,27 @@ def parse_lines(
             if parsed is not None:
                 yield parsed
         return
-    decode = _wire.decode
+    decode, errors, steps_of = _wire.decode_strict, _wire.DECODE_ERRORS, _wire.DecodedSteps
     for number, data in enumerate(lines, first):
-        deep = _maybe_deep(data)
-        wire = None if deep else decode(data)
-        if wire is not None:
-            yield _from_wire(wire, Location(file, number), f"{stem}:{number}")
-            continue
+        # the hot loop: ``_maybe_deep``'s first test and ``_from_wire`` written out
+        deep = data.count(b"{") + data.count(b"[") > MAX_DEPTH and _maybe_deep(data)
+        if not deep:
+            try:
+                wire = decode(data)
+            except errors:
+                pass
+            else:
+                tid = wire.id
+                yield Trajectory(
+                    f"{stem}:{number}" if tid is None else tid,
+                    steps_of(wire.steps),  # type: ignore[arg-type]
+                    wire.contract,
+                    wire.seed,
+                    wire.initial,
+                    wire.meta,
+                    Location(file, number),
+                )
+                continue
         parsed = _parse_slow(data, file, number, stem, False, deep, False)
         if parsed is not None:
             yield parsed

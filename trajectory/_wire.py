@@ -124,15 +124,31 @@ def decode_step(data: bytes) -> Step | None:
         return None
 
 
+DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError)
+"""What ``_DECODER.decode`` raises for a line that needs the thorough path."""
+decode_strict = _DECODER.decode
+"""``decode`` that raises ``DECODE_ERRORS`` instead of answering None: for a reader's hot loop."""
+
+
 def decode(data: bytes) -> WireTrajectory | None:
     """The line's trajectory, or None where its shape (or its JSON) needs the thorough path."""
     try:
         return _DECODER.decode(data)
-    except (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError):
+    except DECODE_ERRORS:
         return None
 
 
 FIELDS = (tuple(WireTrajectory.__struct_fields__), tuple(WireStep.__struct_fields__))
 """The field names these types accept, for the test that keeps them in step with the format."""
 
-__all__ = ["FIELDS", "UNSET", "DecodedSteps", "WireStep", "WireTrajectory", "decode", "decode_step"]
+__all__ = [
+    "DECODE_ERRORS",
+    "FIELDS",
+    "UNSET",
+    "DecodedSteps",
+    "WireStep",
+    "WireTrajectory",
+    "decode",
+    "decode_step",
+    "decode_strict",
+]
