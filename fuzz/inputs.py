@@ -36,8 +36,25 @@ MAX_ITEMS = 4
 MAX_DEPTH = 8
 INT_LIMIT = 1 << 53
 
+HUGE = (10**400, -(10**400))
+"""Integers JSON allows and no float holds (arithmetic with a float overflows)."""
 WRONG_VALUES: tuple[Any, ...] = (None, True, 0, -1, 1.5, "", "x", [], {}, 2**63, "\u0000\u202e", "a" * 2000)
 """Values that are the wrong type (or a hostile edge) for most fields."""
+
+JSON_EDGES: dict[str, tuple[Any, ...]] = {
+    "number": (HUGE[0], HUGE[1], math.inf, math.nan, 1e308, 10**7),
+    "integer": (HUGE[0], HUGE[1], 10**7, 2**63, -1),
+    "string": ("", "a" * 10_000, "\x00", "\u00e9\u4e2d\U0001f600"),
+    "array": ([], [None], [[]]),
+    "object": ({}, {"": None}),
+    "boolean": (None, 0),
+}
+"""The hardest values of each JSON type (as Python's json reads them): integers past every float
+and large enough to make work slow, NaN and Infinity, empty and very long strings, empty and
+null-filled lists."""
+BREAKING: tuple[Any, ...] = ([], {}, "x", 1.5, HUGE[0])
+"""Values that break most code that reads them as another type: unhashable (a dict key, a set
+member), not a string, not a number, not an integer, past every float."""
 
 _SCALARS: tuple[Any, ...] = (None, True, False, 0, 1, -1, "", "a", 1.5)
 
@@ -430,6 +447,7 @@ def boundary_values(field_schema: Any, root: Any) -> tuple[list[Any], list[Any]]
                     outside.append(edge + step)
                     edges.append(edge)
         # the edges of JSON's numbers: past 32, 53 and 64 bits, negative zero, the largest floats
+        # (a bare tool list gets harder ones too: ``JSON_EDGES``)
         edges.extend([0, -1, 2**31, -(2**31), 2**53 + 1, 2**64 + 1, -(2**63) - 1, 10**30])
         if kind == "number":
             edges.extend([-0.0, 1e308, -1e308, 5e-324])
@@ -466,10 +484,13 @@ MUTATIONS = ("boundary", "wrong_type", "boundary", "missing_field", "extra_field
 """How a probe breaks an input schema, drawn uniformly: values just past a field's bounds (its
 pattern, length, range) twice as often as the rest, since each field has its own bounds and
 off-by-one and missing validation hide there."""
-TOOL_MUTATIONS = (*MUTATIONS, "every_field")
-"""The same for a bare tool list, and every field at once the same wrong value (all null): a
-method with no contract may compare two fields with state that is unset too before it reads a
-third, and a tool list has no deep states to spend its probes on instead."""
+TOOL_MUTATIONS = (*MUTATIONS, "json_edge", "json_edge", "every_field", "null_but_one")
+"""The same for a bare tool list, and: (twice as often) one field at the hardest edge of its JSON
+type (a tool list's fields have no bounds: the edges of JSON's types, ``JSON_EDGES``, are where
+its bugs are); every field at once the same wrong value (all null), or null but one of a breaking
+type: a method with no contract may compare two fields with state that is unset too (a token
+never issued is null, and so is the one sent) before it reads a third, and a tool list has no
+deep states to spend its probes on instead. A contract's probes keep ``MUTATIONS`` alone."""
 
 
 def mutate(value: Any, schema: Mapping[str, Any], kind: str, choice: int, *, allow_non_object: bool) -> Any:
@@ -499,6 +520,24 @@ def mutate(value: Any, schema: Mapping[str, Any], kind: str, choice: int, *, all
     if kind == "every_field":
         wrong = WRONG_VALUES[choice % len(WRONG_VALUES)]
         return {name: wrong for name in names}
+    if kind == "json_edge":
+        name = names[choice % len(names)]
+        field = _as_map(props.get(name, {}), schema)
+        hard: tuple[Any, ...] = JSON_EDGES.get(str(field.get("type")), JSON_EDGES["number"])
+        items = _as_map(field.get("items", {}), schema) if field.get("type") == "array" else {}
+        if items.get("type") in ("number", "integer"):
+            hard = ([HUGE[0], 0.5], *hard)
+        edge = fields[name] = hard[(choice // len(names)) % len(hard)]
+        if edge in HUGE:
+            # an integer no float holds next to floats: arithmetic mixing them overflows
+            for other in names:
+                if other != name and _as_map(props.get(other, {}), schema).get("type") == "number":
+                    fields[other] = 0.5
+        return fields
+    if kind == "null_but_one":
+        # the other fields null, this one of a type that breaks most code reading it
+        one = names[choice % len(names)]
+        return {**dict.fromkeys(names), one: BREAKING[(choice // len(names)) % len(BREAKING)]}
     name = names[choice % len(names)]
     if kind == "boundary":
         outside, edges = boundary_values(props.get(name, {}), schema)

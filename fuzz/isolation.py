@@ -3,8 +3,12 @@ is a finding instead of the end of the run.
 
 The worker is forked from the fuzzer (the contract and the factory are already loaded; nothing is
 pickled but calls and responses), holds the target object, and answers one call at a time. A call
-that has not answered within ``call_timeout`` seconds is a ``hang``: the worker is killed and a
-new one forked at the next reset. The worker may map ``memory`` bytes beyond the address space it
+that has used ``call_timeout`` seconds of the worker's CPU time without answering (or waited
+``WAIT_FACTOR`` times that long on the wall clock, for a call that blocks instead of computing) is
+a ``hang``: the worker is killed and a new one forked at the next reset. The limit is in CPU
+seconds so that a loaded machine does not turn slow answers into hangs, and can be short: each
+hang costs the run its limit, and a tool list that hangs on some inputs (``square_root(2,
+10**7)``) hangs on many. The worker may map ``memory`` bytes beyond the address space it
 inherited (``RLIMIT_AS``), so a call that allocates past it raises ``MemoryError`` there, or kills the
 worker: a ``resource`` finding either way, and the run goes on.
 """
@@ -13,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing
+import os
 import resource
 from multiprocessing.connection import Connection
 from typing import Any
@@ -21,8 +26,18 @@ from envfactory.contracts.model import Contract
 from envfactory.fuzz.targets import NO_ANSWER, PythonTarget, _error
 from envfactory.statemachine.simulator import Response
 
-CALL_TIMEOUT = 2.0
-"""Seconds a call may take before it is a ``hang``."""
+CALL_TIMEOUT = 0.25
+"""CPU seconds of the worker a call may take before it is a ``hang`` (a plain method of a tool
+list answers in microseconds)."""
+WAIT_FACTOR = 10
+"""A call that computes nothing (it waits on a lock or sleeps) is a ``hang`` after this many times
+the limit on the wall clock."""
+HUNG_AFTER = 2
+"""A call that hung after this many different sequences of calls before it hangs by itself: the
+same call again answers as a hang at once (the shrinker replays a hanging call many times with
+fewer calls before it, each replay a wait of the whole limit)."""
+SLICE = 0.05
+"""Seconds between two looks at the worker's CPU time while a call runs."""
 MEMORY = 2 << 30
 """Bytes of address space the worker may map beyond what it inherited from the fuzzer."""
 HANG = "hang: "
@@ -65,6 +80,19 @@ def _mapped() -> int:
         return 0
 
 
+_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _cpu_seconds(pid: int) -> float | None:
+    """CPU seconds (user and system) a process has used, or None where /proc cannot tell."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            fields = stat.read().rsplit(b")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / _TICKS
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 class IsolatedTarget:
     """``PythonTarget``'s protocol, each call answered by a worker process within limits."""
 
@@ -85,6 +113,11 @@ class IsolatedTarget:
         self.memory = memory
         self.process: Any = None
         self.conn: Connection | None = None
+        self.slow = False
+        self.before: list[str] = []
+        """The calls since the last reset, as text."""
+        self.hung: dict[str, set[int]] = {}
+        """Calls that hung, each with the calls before it (hashed) each time it hung."""
 
     def _start(self) -> Connection:
         if self.conn is not None and self.process is not None and self.process.is_alive():
@@ -112,7 +145,7 @@ class IsolatedTarget:
         conn = self._start()
         try:
             conn.send(message)
-            if not conn.poll(self.call_timeout):
+            if not conn.poll(min(SLICE, self.call_timeout)) and not self._wait(conn):
                 self._stop()
                 return False, HANG
             return True, conn.recv()
@@ -120,19 +153,62 @@ class IsolatedTarget:
             self._stop()  # the worker died: the kernel's memory limit, most likely
             return False, RESOURCE
 
+    def _wait(self, conn: Connection) -> bool:
+        """Wait for a call that did not answer at once; False once it is past its limit (the
+        first slice's CPU time counted as spent). A call that computed for a slice or more may
+        leave the worker slow (a module-wide precision of ten million digits makes every later
+        call of that module slow): the worker is forked again at the next reset, one fork where
+        a call took tens of milliseconds anyway. Both are judged on the worker's CPU time, so a
+        loaded machine that leaves the worker waiting changes neither."""
+        pid = self.process.pid
+        first = min(SLICE, self.call_timeout)
+        waited = spent = first
+        start = _cpu_seconds(pid)
+        answered = False
+        while spent < self.call_timeout and waited < self.call_timeout * WAIT_FACTOR:
+            if conn.poll(SLICE):
+                answered = True
+                break
+            waited += SLICE
+            now = _cpu_seconds(pid)
+            # where /proc cannot be read, the wall clock is the only clock there is
+            spent = waited if now is None or start is None else first + now - start
+        answered = answered or conn.poll(0)
+        now = _cpu_seconds(pid) if answered else None
+        computed = spent - first if now is None or start is None else now - start
+        if not answered or computed >= SLICE / 2:
+            self.slow = True
+        return answered
+
     def reset(self) -> None:
+        if self.slow:
+            self.slow = False
+            self._stop()
+        self.before = []
         self._ask(("reset",))  # a factory that hangs or dies: the next call reports it
 
     def call(self, tool: str, input: Any) -> Response:
+        call = repr((tool, input))
+        before = hash(tuple(self.before))
+        self.before.append(call)
+        after = self.hung.get(call, ())
+        if len(after) >= HUNG_AFTER and before not in after:
+            # hung after other calls before it already: the call itself hangs, and the
+            # shrinker's replays of it with fewer calls before it need not wait it out again
+            return self._hang(tool)
         answered, answer = self._ask(("call", tool, input))
         if answered:
             assert isinstance(answer, Response)
             return answer
         if answer == HANG:
-            return _error(NO_ANSWER, f"{HANG}{tool} did not return within {self.call_timeout:g} s")
+            self.hung.setdefault(call, set()).add(before)
+            return self._hang(tool)
         return _error(
             NO_ANSWER, f"{RESOURCE}the worker running {tool} died (memory limit {self.memory} bytes)"
         )
+
+    def _hang(self, tool: str) -> Response:
+        return _error(NO_ANSWER, f"{HANG}{tool} did not return within {self.call_timeout:g} s of CPU time")
 
     def close(self) -> None:
         if self.conn is not None:
@@ -151,4 +227,4 @@ def finding_kind(response: Response) -> str:
     return "crash"
 
 
-__all__ = ["CALL_TIMEOUT", "MEMORY", "IsolatedTarget", "finding_kind"]
+__all__ = ["CALL_TIMEOUT", "MEMORY", "WAIT_FACTOR", "IsolatedTarget", "finding_kind"]

@@ -96,7 +96,7 @@ ENGINES = ("rules", "fast", "ray")
     "--call-timeout",
     type=click.FloatRange(min=0.0, min_open=True),
     default=None,
-    help="Seconds an isolated call may take before it is a hang (default 2).",
+    help="CPU seconds an isolated call may take before it is a hang (default 0.25; one that waits: 10 times that).",
 )
 @click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text", show_default=True)
 @click.option("--no-graph", is_flag=True, help="Do not build the state graph to report edge coverage.")

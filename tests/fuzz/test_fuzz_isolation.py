@@ -173,3 +173,85 @@ def test_an_error_inside_hypothesis_engine_is_told_apart_from_ours() -> None:
     engine = raised(os.path.join("site-packages", "hypothesis", "internal", "intervalsets.py"))
     ours = raised(os.path.join("envfactory", "fuzz", "machine.py"))
     assert _from_engine(engine) and not _from_engine(ours)
+
+
+LIMITS_IMPL = """\
+import time
+
+LEFT = []  # module-wide state a call leaves behind (a precision, a cache)
+
+
+class Limits:
+    def spin(self, n=0):
+        while True:  # computes forever: its worker's CPU time runs past any limit
+            n += 1
+
+    def echo(self, text=""):
+        return {"text": text}
+
+    def leave(self):
+        start = time.process_time()  # computes for 0.2 CPU seconds: four looks at the worker
+        while time.process_time() - start < 0.2:  # (isolation.SLICE), on any machine and load
+            pass
+        LEFT.append(1)
+        return {"left": len(LEFT)}
+
+    def left(self):
+        return {"left": len(LEFT)}
+"""
+
+
+@pytest.fixture
+def limits(tmp_path: Path) -> tuple[envfactory.Contract, str]:
+    ops = "".join(
+        f"  {name}:\n    input: {{type: object, properties: {{text: {{type: string}}}}}}\n"
+        for name in ("spin", "echo", "leave", "left")
+    )
+    (tmp_path / "limits.yaml").write_text(
+        f'envfactory: "1"\ninfo: {{title: Limits, version: "1"}}\nstate: {{}}\noperations:\n{ops}',
+        encoding="utf-8",
+    )
+    (tmp_path / "limits_impl.py").write_text(LIMITS_IMPL, encoding="utf-8")
+    return envfactory.load(tmp_path / "limits.yaml"), f"python:{tmp_path / 'limits_impl.py'}:Limits"
+
+
+@pytest.mark.timeout(300)
+def test_a_call_past_its_cpu_limit_is_a_hang_and_a_known_hang_is_not_waited_out_again(
+    limits: tuple[envfactory.Contract, str],
+) -> None:
+    """The limit is CPU time of the worker (a loaded machine does not make hangs of slow answers);
+    a call that hung after two different sequences of calls hangs by itself, and answers as a
+    hang at once after a third, without a worker killed and forked again."""
+    contract, spec = limits
+    target = IsolatedTarget(spec, contract, call_timeout=0.25)
+    try:
+        for before in ([], ["a"], ["b"]):
+            target.reset()
+            for text in before:
+                assert target.call("echo", {"text": text}).output == {"text": text}
+            worker = target.process
+            response = target.call("spin", {})
+            assert "hang" in (response.error or "") and "0.25 s of CPU time" in (response.error or "")
+            killed = target.process is None
+            assert killed == (before != ["b"])  # the third time: answered from memory
+            assert worker is not None
+        target.reset()
+        assert target.call("echo", {"text": "c"}).output == {"text": "c"}  # a fresh worker answers
+    finally:
+        target.close()
+
+
+@pytest.mark.timeout(120)
+def test_a_slow_call_gets_a_fresh_worker_at_the_next_reset(limits: tuple[envfactory.Contract, str]) -> None:
+    """What a slow call leaves behind module-wide (mpmath's precision set to ten million digits
+    makes every later call slow) does not outlive the test case: the worker is forked again."""
+    contract, spec = limits
+    target = IsolatedTarget(spec, contract, call_timeout=30.0)
+    try:
+        target.reset()
+        assert target.call("leave", {}).output == {"left": 1}
+        assert target.call("left", {}).output == {"left": 1}  # the same worker, within the case
+        target.reset()
+        assert target.call("left", {}).output == {"left": 0}  # a fresh worker, in the next
+    finally:
+        target.close()
