@@ -656,7 +656,21 @@ class Verifier:
         if state is not None and traj.steps[index].has_holes:
             result = self._guessed(traj, index, state)
         if result is None:
-            result = self._symbolic(traj, reason, index, state)
+            # the solver starts at ``index`` from ``state``, but replays its completion from the
+            # first step: the outputs the concrete run completed before ``index`` go with it
+            # (without them the replay failed at the first step without an output, "unknown")
+            solved = traj
+            if completed and state is not None:
+                solved = attrs.evolve(
+                    traj,
+                    steps=tuple(
+                        attrs.evolve(step, output=completed[i], has_output=True)
+                        if i in completed and i < index
+                        else step
+                        for i, step in enumerate(traj.steps)
+                    ),
+                )
+            result = self._symbolic(solved, reason, index, state)
         if completed and result.witness is not None and isinstance(result.witness.get("outputs"), dict):
             outputs = {**completed, **result.witness["outputs"]}
             result = msgspec.structs.replace(

@@ -265,6 +265,18 @@ def test_holes_without_solver_are_unknown_with_reason(monkeypatch: pytest.Monkey
     assert "step 3 (transfer) holds unknown values" in result.message
 
 
+def test_outputs_the_run_completed_before_the_first_hole_go_to_the_solver() -> None:
+    """bank's ``transfer-some-amount``: a deposit without its output, then a transfer of an unknown
+    amount. The concrete run completes the deposit's output and Z3 starts at the transfer; its
+    completion is replayed from the first step, which needs that output too (the demo showed
+    "unknown: the solver's completion does not verify concretely at step 2")."""
+    result = _results("bank")["transfer-some-amount"]
+    assert result.verdict == "feasible", result.message
+    assert result.witness is not None
+    assert result.witness["holes"] == {"x": 60}
+    assert result.witness["outputs"] == {2: {"balance": 100}}
+
+
 def test_a_step_that_fails_whatever_the_holes_are_is_invalid_without_z3(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
