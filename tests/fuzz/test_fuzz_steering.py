@@ -294,6 +294,7 @@ THREE_OUT = [
 THREE_OUT += [("rent", {"plate": c, "driver": d}) for c, d in zip("xyz", "aab", strict=True)]
 
 
+@pytest.mark.filterwarnings("ignore:Using `reject` outside a property-based test")  # found() by hand
 def test_a_later_finding_of_a_record_already_wrong_gives_way_to_the_first() -> None:
     """A driver made again keeps a banned one's strikes: a read shows it in 6 calls. With three
     cars out, the remade driver's rent is refused with the wrong status (423 for 429): 15
