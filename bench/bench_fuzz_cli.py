@@ -237,15 +237,20 @@ def main() -> None:
         name, cls, minimal, seed = run
         row = run_one(f"{name}.yaml", f"{name}_impl.py", cls, seed, args.budget, args.cpu_clock, args.site)
         row.update(set=name, minimal=minimal)
-        print(json.dumps(row), flush=True)
-        if args.output:
-            with open(args.output, "a") as fh:
-                fh.write(json.dumps(row) + "\n")
-        return row
+        return _emit(row, args.output)
 
     with ThreadPoolExecutor(args.jobs) as pool:
         rows = list(pool.map(one, runs))
     report(rows)
+
+
+def _emit(row: dict[str, Any], output: str | None) -> dict[str, Any]:
+    """Print a run's row as it ends, and append it to ``output`` (JSON Lines) when given."""
+    print(json.dumps(row), flush=True)
+    if output:
+        with open(output, "a") as fh:
+            fh.write(json.dumps(row) + "\n")
+    return row
 
 
 def bfcl(args: argparse.Namespace, seeds: list[int]) -> None:
@@ -255,12 +260,7 @@ def bfcl(args: argparse.Namespace, seeds: list[int]) -> None:
     shown = json.loads(Path(args.harness).read_text()) if args.harness else harness(3.0)
 
     def one(run: tuple[str, int]) -> dict[str, Any]:
-        row = run_bfcl(*run, args.budget, args.cpu_clock, args.site)
-        print(json.dumps(row), flush=True)
-        if args.output:
-            with open(args.output, "a") as fh:
-                fh.write(json.dumps(row) + "\n")
-        return row
+        return _emit(run_bfcl(*run, args.budget, args.cpu_clock, args.site), args.output)
 
     with ThreadPoolExecutor(args.jobs) as pool:
         rows = list(pool.map(one, [(name, seed) for seed in seeds for name in CLASSES]))

@@ -97,21 +97,22 @@ def write_json(results: Iterable[Result], out: IO[str], summary: Summary | None 
 
 
 _ascii = json.encoder.encode_basestring_ascii  # what json.dumps writes for a str, in C
-_PLAIN_TAIL = ', "values": {}, "witness": null, "core": null}'
 _VALID_TAIL = (
     ', "verdict": "valid", "step": null, "kind": null, "operation": null, "clause": null,'
-    ' "location": null, "message": ""' + _PLAIN_TAIL
+    ' "location": null, "message": "", "values": {}, "witness": null, "core": null}'
 )
 
 
 def result_json(result: Result) -> str:
-    """``json.dumps(result.to_json())``, ASCII (safe on any terminal encoding). A result of
-    plain fields (text or nothing, as every valid one) is written out directly: one per
-    trajectory, and ``json.dumps`` of the dict took a fifth of a ``--format json`` run."""
-    if result.values or result.witness is not None or result.core is not None or result.step is not None:
-        return json.dumps(result.to_json())
+    """``json.dumps(result.to_json())``, ASCII (safe on any terminal encoding). A plain valid
+    result is written out directly: one per trajectory, and ``json.dumps`` of the dict took a
+    fifth of a ``--format json`` run."""
     if (
         result.verdict == "valid"
+        and not result.values
+        and result.witness is None
+        and result.core is None
+        and result.step is None
         and result.message == ""
         and result.kind is None
         and result.operation is None
@@ -120,27 +121,7 @@ def result_json(result: Result) -> str:
         and result.id.__class__ is str
     ):
         return '{"id": ' + _ascii(result.id) + _VALID_TAIL
-    parts = ['{"id": ']
-    for name, value in (
-        ("id", result.id),
-        ("verdict", result.verdict),
-        ("step", None),
-        ("kind", result.kind),
-        ("operation", result.operation),
-        ("clause", result.clause),
-        ("location", result.location),
-        ("message", result.message),
-    ):
-        if name != "id":
-            parts.append(f', "{name}": ')
-        if value is None:
-            parts.append("null")
-        elif value.__class__ is str:
-            parts.append(_ascii(value))
-        else:  # not a plain field: the general way
-            return json.dumps(result.to_json())
-    parts.append(_PLAIN_TAIL)
-    return "".join(parts)
+    return json.dumps(result.to_json())
 
 
 def json_document(results: Iterable[Result]) -> dict[str, Any]:

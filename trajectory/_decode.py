@@ -177,9 +177,10 @@ def parse_lines(
             if parsed is not None:
                 yield parsed
         return
-    decode, errors, steps_of = _wire.decode_strict, _wire.DECODE_ERRORS, _wire.DecodedSteps
+    decode, errors = _wire.decode_strict, _wire.DECODE_ERRORS
     for number, data in enumerate(lines, first):
-        # the hot loop: ``_maybe_deep``'s first test and ``_from_wire`` written out
+        # the hot loop: ``_maybe_deep``'s first test written out, the default id made only for
+        # a line without one
         deep = data.count(b"{") + data.count(b"[") > MAX_DEPTH and _maybe_deep(data)
         if not deep:
             try:
@@ -188,15 +189,7 @@ def parse_lines(
                 pass
             else:
                 tid = wire.id
-                yield Trajectory(
-                    f"{stem}:{number}" if tid is None else tid,
-                    steps_of(wire.steps),  # type: ignore[arg-type]
-                    wire.contract,
-                    wire.seed,
-                    wire.initial,
-                    wire.meta,
-                    Location(file, number),
-                )
+                yield _from_wire(wire, Location(file, number), f"{stem}:{number}" if tid is None else tid)
                 continue
         parsed = _parse_slow(data, file, number, stem, False, deep, False)
         if parsed is not None:
