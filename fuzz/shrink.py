@@ -124,6 +124,52 @@ def minimize(session: Session, finding: Finding) -> Finding:
         if len(moved.steps) >= len(best.steps):
             break
         best = moved
+    return _named(session, best)
+
+
+def _strings(steps: Sequence[Step]) -> list[str]:
+    """The strings the trace's calls chose themselves (not ids a response gave), in the order
+    of first use."""
+    refs = references(steps)
+    out: list[str] = []
+    for i, step in enumerate(steps):
+        for field in _fields(step):
+            value = step.input[field]
+            if isinstance(value, str) and value and (i, str(field)) not in refs and value not in out:
+                out.append(value)
+    return out
+
+
+def _renamed(steps: Sequence[Step], old: str, new: str) -> list[Step]:
+    """``steps`` with every input field that sends ``old`` sending ``new`` instead."""
+    return [
+        attrs.evolve(step, input={k: new if v == old else v for k, v in step.input.items()})
+        if isinstance(step.input, Mapping) and old in step.input.values()
+        else step
+        for step in steps
+    ]
+
+
+NAMES = tuple("abcdefghijklmnopqrstuvwxyz")
+"""What the names a trace chose are renamed to, in the order of first use, where they can be."""
+
+
+def _named(session: Session, finding: Finding) -> Finding:
+    """``finding`` with each name its calls chose renamed to a plain one (``a``, ``b``, ...)
+    where the finding still shows in as many steps: a trace to read, not ``'\U000ddb6dâ'``.
+    A name the schema or the clauses need as it is (a pattern, a prefix) stays."""
+    best = finding
+    names = _strings(best.steps)
+    plain = iter(n for n in NAMES if n not in names)
+    for name in names:
+        if name in NAMES:
+            continue
+        new = next(plain, None)
+        if new is None:
+            break
+        found = replay(session, _renamed(best.steps, name, new), best.key)
+        if found is not None and len(found.steps) <= len(best.steps):
+            best = found
     return best
 
 

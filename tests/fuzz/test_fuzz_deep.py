@@ -225,3 +225,35 @@ def test_value_moves_survive_a_replay_that_comes_back_shorter(monkeypatch: pytes
     monkeypatch.setattr(shrink, "replay", shorter)
     for move in (shrink._normalize, shrink._extremes):
         assert len(move(session, finding).steps) == 2
+
+
+def _shrunk(contract_name: str, factory: str, calls: list[tuple[str, dict[str, object]]]) -> Finding:
+    """The finding ``calls`` end in, through the whole shrinker (``shrink.minimize``)."""
+    from envfactory.fuzz.findings import FindingError
+    from envfactory.fuzz.machine import Case, plans
+    from envfactory.fuzz.shrink import minimize
+
+    contract = envfactory.load(IMPLS / f"{contract_name}.yaml")
+    target = open_target(f"python:{IMPLS / f'{contract_name}_impl.py'}:{factory}", contract)
+    session = runner.Session(contract, target, mode="adversarial", time_budget=None)
+    plans(session)
+    case = Case(session, replay=True)
+    with pytest.raises(FindingError) as err:
+        for name, value in calls:
+            case.send(contract.operations[name], value)
+    return minimize(session, err.value.finding)
+
+
+def test_a_shrunk_trace_names_what_it_made_plainly() -> None:
+    """The search's names (any Unicode a string strategy draws) become ``a``, ``b``, ... in the
+    order the trace first used them; the trace keeps its length and its finding."""
+    weird, odd = "\U000ddb6d\xe2", "(]Zb"
+    calls = [
+        ("join", {"name": weird}),
+        *[("addBook", {"isbn": isbn, "title": ""}) for isbn in (odd, "a", "x\u200b")],
+        *[("borrow", {"name": weird, "isbn": isbn}) for isbn in (odd, "a", "x\u200b")],
+    ]
+    finding = _shrunk("library", "ThirdBook", calls)
+    assert (finding.kind, finding.operation, len(finding.steps)) == ("forbidden_accepted", "borrow", 7)
+    assert {s.input["name"] for s in finding.steps if "name" in s.input} == {"b"}
+    assert [s.input["isbn"] for s in finding.steps if s.tool == "addBook"] == ["c", "a", "d"]
