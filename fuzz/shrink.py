@@ -156,8 +156,8 @@ NAMES = tuple("abcdefghijklmnopqrstuvwxyz")
 
 def _named(session: Session, finding: Finding) -> Finding:
     """``finding`` with each name its calls chose renamed to a plain one (``a``, ``b``, ...)
-    where the finding still shows in as many steps: a trace to read, not ``'\U000ddb6dâ'``.
-    A name the schema or the clauses need as it is (a pattern, a prefix) stays."""
+    where the finding still shows in as many steps: a trace to read, not the Unicode a string
+    strategy drew. A name the schema or the clauses need as it is (a pattern, a prefix) stays."""
     best = finding
     names = _strings(best.steps)
     plain = iter(n for n in NAMES if n not in names)
