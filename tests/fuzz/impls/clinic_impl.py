@@ -276,8 +276,8 @@ class TriageBypass(Clinic):
 class DischargeAdmitter(Clinic):
     """C8, 7 calls: addDoctor d, addDoctor e, register p, admit (p, d), transfer p d->e,
     discharge p, doctorInfo d: a discharge frees a place with the doctor who admitted the patient,
-    not the one caring for them; the order admit, transfer, discharge on one patient (without the
-    transfer, or with it after a readmission to the new doctor, it is answered right)."""
+    not the one caring for them. It needs the order admit, transfer, discharge on one patient:
+    without a transfer between them the two doctors are the same one."""
 
     def _attending(self, name: str) -> str:
         return self.admitted_by[name]
