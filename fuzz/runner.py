@@ -294,6 +294,8 @@ class Session:
         self.stale = False
         """Whether a round ended because its cases stopped adding to the corpus."""
         self.may_lengthen = False
+        self.replays = 0
+        """The shrinker's replays so far (``shrink.replay``): what bounds its costlier moves."""
         self.thresholds: dict[str, tuple[Threshold, ...]] = {}
         """Each operation's thresholds, read once for the shrinker (``shrink._tied``)."""
         self.state_writes = {name: tuple(sorted(op.writes)) for name, op in closed.operations.items()}

@@ -33,6 +33,10 @@ if TYPE_CHECKING:
 
 MAX_ROUNDS = 8
 
+FALLBACK_REPLAYS = 20
+"""Replays per step of the trace that the moves tried after the others stall may spend: they
+try many candidates, and a trace already at its shortest gains nothing from them."""
+
 Ref = tuple[int, str | None]
 """The step whose response gave a value, and the response field it came in (None: the whole)."""
 
@@ -93,6 +97,7 @@ def replay(session: Session, steps: Sequence[Step], key: Key, skip: int | None =
 
     if session.minimize_deadline is not None and time.monotonic() > session.minimize_deadline:
         return None  # the budget's grace is spent: the sequence stays as short as it got
+    session.replays += 1
     refs = references(steps)
     tied = _tied(session, steps)
     outputs: dict[int, Any] = {}
@@ -121,10 +126,87 @@ def minimize(session: Session, finding: Finding) -> Finding:
     best = _deletions(session, finding)
     for _ in range(MAX_ROUNDS):
         moved = _deletions(session, _extremes(session, _normalize(session, best)))
+        for fallback in (_merged, _pairs, _later):
+            if len(moved.steps) < len(best.steps):
+                break
+            moved = fallback(session, best)
         if len(moved.steps) >= len(best.steps):
             break
         best = moved
     return _named(session, best)
+
+
+def _merged(session: Session, finding: Finding) -> Finding:
+    """``finding`` made shorter by one name standing for another everywhere the trace sends it
+    (a third doctor's admission and transfer both moved onto the second doctor, after which the
+    third one's creation is refused and goes): one call at a time, each rename alone breaks the
+    calls after it. A merge is kept only if the deletions after it shorten the trace."""
+    steps = finding.steps
+    names = _strings(steps)
+    for later in reversed(range(len(names))):
+        for other in names[:later]:
+            found = replay(session, _renamed(steps, names[later], other), finding.key)
+            if found is None:
+                continue
+            shorter = _deletions(session, found)
+            if len(shorter.steps) < len(steps):
+                return shorter
+    return finding
+
+
+def _pairs(session: Session, finding: Finding) -> Finding:
+    """``finding`` made shorter by moving two input fields of one call at once, each to a value
+    the trace sends in that field, then deleting: a swap moved onto another enrollment together
+    with the course it goes to lets that enrollment's creation go, where the enrollment alone or
+    the course alone would be refused. Tried when the one-field moves stop helping; a move is
+    kept only if the deletions after it shorten the trace."""
+    steps = finding.steps
+    limit = session.replays + FALLBACK_REPLAYS * len(steps)
+    for i in range(len(steps) - 1, -1, -1):
+        step = steps[i]
+        fields = [f for f in _fields(step) if _is_id(step.input[f])]
+        for a in range(len(fields)):
+            for b in range(a + 1, len(fields)):
+                first, second = fields[a], fields[b]
+                for x in _first_values(steps, str(first)):
+                    for y in _first_values(steps, str(second)):
+                        if x == step.input[first] or y == step.input[second]:
+                            continue  # one field alone: the one-field moves' business
+                        if session.replays > limit:
+                            return finding
+                        trial = list(steps)
+                        trial[i] = attrs.evolve(step, input={**step.input, first: x, second: y})
+                        found = replay(session, trial, finding.key)
+                        if found is None:
+                            continue
+                        shorter = _deletions(session, found)
+                        if len(shorter.steps) < len(steps):
+                            return shorter
+    return finding
+
+
+def _later(session: Session, finding: Finding) -> Finding:
+    """``finding`` made shorter by moving one call later, then renaming and deleting: a second
+    enrollment made after the first one was dropped can be the same student's, which lets the
+    other student go; made before it, it had to be another's. Tried last (a replay per pair of
+    positions); a move is kept only if the trace then gets shorter."""
+    steps = finding.steps
+    limit = session.replays + FALLBACK_REPLAYS * len(steps)
+    for j in range(len(steps) - 2):
+        for k in range(j + 1, len(steps) - 1):
+            if session.replays > limit:
+                return finding
+            trial = [*steps[:j], *steps[j + 1 : k + 1], steps[j], *steps[k + 1 :]]
+            found = replay(session, trial, finding.key)
+            if found is None:
+                continue
+            renamed = _normalize(session, found, only=k)
+            if renamed is found:
+                continue  # the moved call sends what it sent: nothing new can go
+            shorter = _deletions(session, renamed)
+            if len(shorter.steps) < len(steps):
+                return shorter
+    return finding
 
 
 def _strings(steps: Sequence[Step]) -> list[str]:
@@ -350,12 +432,14 @@ def _deletions(session: Session, finding: Finding) -> Finding:
     return best
 
 
-def _normalize(session: Session, finding: Finding) -> Finding:
-    """``finding`` with each call's values moved, where the finding still shows, to the first
-    value the trace used in the same field: fewer distinct keys, no more steps."""
+def _normalize(session: Session, finding: Finding, only: int | None = None) -> Finding:
+    """``finding`` with each call's values (or step ``only``'s) moved, where the finding still
+    shows, to another value the trace uses in the same field (the first such, in the order of
+    first use): fewer distinct keys, no more steps."""
     best = finding
-    i = 0
-    while i < len(best.steps):  # a replay may come back shorter: the bound moves with it
+    i = 0 if only is None else only
+    # a replay may come back shorter: the bound moves with it
+    while i < (len(best.steps) if only is None else min(only + 1, len(best.steps))):
         step: Step | None = best.steps[i]
         for field in _fields(best.steps[i]):
             if step is None:
@@ -363,8 +447,9 @@ def _normalize(session: Session, finding: Finding) -> Finding:
             value = step.input.get(field)
             if not _is_id(value):
                 continue
-            earlier = _first_values(best.steps, str(field))
-            for other in earlier[: earlier.index(value)] if value in earlier else ():
+            for other in _first_values(best.steps, str(field)):
+                if other == value:
+                    continue
                 found = replay(session, _with(best.steps, i, step, field, other), best.key)
                 if found is not None and len(found.steps) <= len(best.steps):
                     best = found

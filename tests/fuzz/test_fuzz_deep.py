@@ -257,3 +257,64 @@ def test_a_shrunk_trace_names_what_it_made_plainly() -> None:
     assert (finding.kind, finding.operation, len(finding.steps)) == ("forbidden_accepted", "borrow", 7)
     assert {s.input["name"] for s in finding.steps if "name" in s.input} == {"b"}
     assert [s.input["isbn"] for s in finding.steps if s.tool == "addBook"] == ["c", "a", "d"]
+
+
+def test_a_call_moved_with_two_fields_or_later_lets_a_trace_reach_its_minimal_length() -> None:
+    """A search's DroppedSwaps trace (registrar, 13 calls; its minimum is 10) that no deletion
+    or one-field rename shortens: a swap of a third enrollment moves onto the second one together
+    with the course it goes to, and the second enrollment moves after the first one's drop, where
+    the same student may enroll again, so the third enrollment and the other student go."""
+    calls = [
+        ("addStudent", {"name": "a"}),
+        ("addCourse", {"seats": 1, "code": "t"}),
+        ("addStudent", {"name": "x"}),
+        *[("addCourse", {"seats": 3, "code": code}) for code in "bc"],
+        ("enroll", {"course": "c", "student": "x"}),
+        ("enroll", {"course": "c", "student": "a"}),
+        ("swap", {"course": "b", "id": 1}),
+        ("enroll", {"course": "c", "student": "x"}),
+        ("swap", {"course": "t", "id": 1}),
+        ("drop", {"id": 1}),
+        ("swap", {"course": "b", "id": 2}),
+        ("swap", {"course": "b", "id": 3}),
+    ]
+    finding = _shrunk("registrar", "DroppedSwaps", calls)
+    assert (finding.kind, finding.operation, len(finding.steps)) == ("forbidden_accepted", "swap", 10)
+    assert [s.tool for s in finding.steps].count("addStudent") == 1
+
+
+def test_a_name_merged_into_another_lets_its_creation_go() -> None:
+    """Two search traces of the clinic set: in TriageBypass (8 calls, minimum 7) the admissions
+    move onto the senior doctor, who comes later in the trace, and the other doctor goes; in
+    MixedMoves (12 calls) a third doctor's admission and transfer both move onto the second one,
+    which neither rename alone allows."""
+    triage = [
+        ("register", {"name": "b"}),
+        ("addDoctor", {"cap": 3, "senior": True, "name": "c"}),
+        ("addDoctor", {"cap": 3, "name": "d"}),
+        ("register", {"urgent": True, "name": "e"}),
+        ("admit", {"doctor": "d", "patient": "b"}),
+        ("register", {"name": "a"}),
+        ("admit", {"doctor": "d", "patient": "a"}),
+        ("admit", {"doctor": "c", "patient": "e"}),
+    ]
+    finding = _shrunk("clinic", "TriageBypass", triage)
+    assert (finding.kind, finding.operation, len(finding.steps)) == ("forbidden_accepted", "admit", 7)
+    moves = [
+        ("addDoctor", {"cap": 3, "senior": False, "name": "x"}),
+        ("addDoctor", {"cap": 1, "name": "y"}),
+        ("register", {"name": "p"}),
+        ("admit", {"doctor": "y", "patient": "p"}),
+        ("transfer", {"doctor": "y", "patient": "p", "to": "x"}),
+        ("addDoctor", {"cap": 1, "senior": True, "name": "z"}),
+        ("addDoctor", {"cap": 1, "senior": True, "name": "w"}),
+        ("register", {"urgent": False, "name": "q"}),
+        ("admit", {"doctor": "w", "patient": "q"}),
+        ("transfer", {"doctor": "w", "patient": "q", "to": "z"}),
+        ("discharge", {"fee": 1, "patient": "q"}),
+        ("admit", {"doctor": "x", "patient": "q"}),
+    ]
+    finding = _shrunk("clinic", "MixedMoves", moves)
+    assert (finding.kind, finding.operation) == ("forbidden_accepted", "admit")
+    assert len(finding.steps) <= 10
+    assert sum(s.tool == "addDoctor" for s in finding.steps) == 2
