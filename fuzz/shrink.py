@@ -119,10 +119,11 @@ def replay(session: Session, steps: Sequence[Step], key: Key, skip: int | None =
 
 def minimize(session: Session, finding: Finding) -> Finding:
     """The shortest sequence that shows ``finding``: one-step deletions to a fixed point, and
-    between them two moves that let more steps go: values renamed, one call at a time, to a value
-    the trace used earlier in the same field (the uses of a third API key moved onto the first
+    between them two moves that let more steps go: values renamed, one call at a time, to another
+    value the trace uses in the same field (the uses of a third API key moved onto the first
     two, after which its creation goes), and integers moved to their schema's bounds (one restock
-    of the most a call allows instead of two)."""
+    of the most a call allows instead of two); when those stall, the costlier moves ``_merged``,
+    ``_pairs`` and ``_later``, each within ``FALLBACK_REPLAYS`` replays per step."""
     best = _deletions(session, finding)
     for _ in range(MAX_ROUNDS):
         moved = _deletions(session, _extremes(session, _normalize(session, best)))
