@@ -34,7 +34,7 @@ from envfactory.fuzz.corpus import Call, Corpus
 from envfactory.fuzz.findings import KINDS, Finding, FindingError, Findings, Key
 from envfactory.fuzz.oracle import Expectation
 from envfactory.fuzz.reach import Prefix
-from envfactory.fuzz.shrink import explained, minimize
+from envfactory.fuzz.shrink import explained, minimize, skipped
 from envfactory.fuzz.steering import MADE_AGAIN, Steer, Threshold
 from envfactory.fuzz.targets import Target
 from envfactory.statemachine.simulator import Response
@@ -616,7 +616,8 @@ def _minimize_new(session: Session, done: set[Key]) -> None:
     made early gets its shortest trace then, not in what is left of the budget at the end. A
     finding whose target state was already wrong at an earlier step, as a read shows
     (``shrink.explained``), gives way to that shorter finding: one wrong record, met again and
-    again as the case goes on, is one finding, with the trace that shows it first."""
+    again as the case goes on, is one finding, with the trace that shows it first. So does a
+    wrong status that a clause the target does not check explains (``shrink.skipped``)."""
     findings = session.findings
     for finding_key, finding in list(findings.by_key.items()):
         if finding_key in done or finding.kind in SLOW_KINDS:  # a hang waits out every replay
@@ -633,6 +634,10 @@ def _minimize_new(session: Session, done: set[Key]) -> None:
             findings.add(earlier, seen)
             done.add(earlier.key)
             findings.by_key[earlier.key] = minimize(session, earlier)
+    for finding_key, finding in list(findings.by_key.items()):
+        if skipped(session, finding) is not None:  # a clause not checked, shown shorter
+            session.explained.add(finding_key)
+            findings.discard(finding_key)
 
 
 def reach(session: Session, time_budget: float | None, *, background: bool = False) -> None:

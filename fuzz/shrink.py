@@ -302,6 +302,34 @@ def explained(session: Session, finding: Finding) -> Finding | None:
     return None
 
 
+def skipped(session: Session, finding: Finding) -> Finding | None:
+    """The run's shorter finding of a forbidden call accepted, if ``finding`` (a refusal with the
+    wrong status) is the same unchecked clause met later: the status the target answered is the
+    one the operation would answer without that clause, in the state before the call (a car due
+    for service let out a fourth time in 9 calls; 14 calls in, with its driver at his limit too,
+    the same car is refused for the driver's limit, 429 where service due, 423, was due). A wrong
+    status that no missing clause explains (423 answered as 400) stays a finding of its own."""
+    from envfactory.fuzz import oracle
+
+    if finding.kind != "wrong_status" or finding.clause is None:
+        return None
+    accepted = session.findings.by_key.get((finding.operation, "forbidden_accepted", ""))
+    if accepted is None or accepted.clause != finding.clause or len(accepted.steps) >= len(finding.steps):
+        return None
+    ops = session.contract.operations
+    state = session.initial
+    for step in finding.steps[:-1]:
+        expect = oracle.judge(session.model, state, ops[step.tool], step.input)
+        if expect.accepted:
+            if expect.post is None:
+                return None  # a state read off a response: the model alone cannot follow it
+            state = expect.post
+    op = ops[finding.operation]
+    rest = attrs.evolve(op, requires=tuple(c for c in op.requires if c.source != finding.clause))
+    expect = oracle.judge(session.model, state, rest, finding.steps[-1].input)
+    return accepted if not expect.accepted and expect.status == finding.status else None
+
+
 def _only_key_field(plan: Any, collection: str) -> str | None:
     """The one input field of a read operation, if it names a key of ``collection`` and the
     operation needs no other input."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import attrs
 import pytest
 
 import envfactory
@@ -318,3 +319,41 @@ def test_a_name_merged_into_another_lets_its_creation_go() -> None:
     assert (finding.kind, finding.operation) == ("forbidden_accepted", "admit")
     assert len(finding.steps) <= 10
     assert sum(s.tool == "addDoctor" for s in finding.steps) == 2
+
+
+def test_a_wrong_status_from_a_clause_not_checked_gives_way_to_the_accepted_call() -> None:
+    """Fleet's FourthTrip: a car due for service goes out a fourth time (9 calls); 14 calls in,
+    its driver at his limit too, the car is refused with the driver limit's 429 where service
+    due's 423 was due. Both say the target skips one clause: the run reports the shorter one. A
+    wrong status that no skipped clause explains stays."""
+    from envfactory.fuzz.findings import FindingError
+    from envfactory.fuzz.machine import Case, plans
+    from envfactory.fuzz.shrink import skipped
+
+    contract = envfactory.load(IMPLS / "fleet.yaml")
+    target = open_target(f"python:{IMPLS / 'fleet_impl.py'}:FourthTrip", contract)
+    session = runner.Session(contract, target, mode="adversarial", time_budget=None)
+    plans(session)
+
+    def finding(calls: list[tuple[str, dict[str, object]]]) -> Finding:
+        case = Case(session, replay=True)
+        with pytest.raises(FindingError) as err:
+            for name, value in calls:
+                case.send(contract.operations[name], value)
+        return err.value.finding
+
+    trip = [("rent", {"driver": "m", "plate": "d"}), ("giveBack", {"plate": "d"})]
+    made = [("addDriver", {"name": "m"}), *[("addCar", {"plate": p}) for p in "bcd"]]
+    late = finding([*made, *trip * 3, *[("rent", {"driver": "m", "plate": p}) for p in "bcd"]])
+    assert (late.kind, late.status, len(late.steps)) == ("wrong_status", 429, 13)
+    assert skipped(session, late) is None  # nothing shorter reported yet
+    early = finding([*made, *trip * 3, ("rent", {"driver": "m", "plate": "d"})])
+    assert early.kind == "forbidden_accepted" and early.clause == late.clause
+    for found in (late, early):
+        session.findings.add(found, 0.0)
+    assert skipped(session, late) == early
+    runner._minimize_new(session, set())
+    assert [f.kind for f in session.findings.all()] == ["forbidden_accepted"]
+    assert late.key in session.explained
+    other = attrs.evolve(late, status=400)  # no clause left out answers 400
+    assert skipped(session, other) is None
