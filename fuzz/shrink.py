@@ -16,7 +16,7 @@ at most a few hundred calls.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -137,77 +137,77 @@ def minimize(session: Session, finding: Finding) -> Finding:
     return _named(session, best)
 
 
+def _shorter(session: Session, finding: Finding, trials: Iterable[tuple[list[Step], int | None]]) -> Finding:
+    """The first trial sequence that still shows ``finding`` and, with steps then deleted, is
+    shorter (else ``finding``), within ``FALLBACK_REPLAYS`` replays per step. A trial may name a
+    step whose values are first renamed to others the trace uses; unless one is, it is passed."""
+    limit = session.replays + FALLBACK_REPLAYS * len(finding.steps)
+    for trial, rename in trials:
+        if session.replays > limit:
+            break
+        found = replay(session, trial, finding.key)
+        if found is None:
+            continue
+        if rename is not None:
+            renamed = _normalize(session, found, only=rename)
+            if renamed is found:
+                continue  # the moved call sends what it sent: nothing new can go
+            found = renamed
+        shorter = _deletions(session, found)
+        if len(shorter.steps) < len(finding.steps):
+            return shorter
+    return finding
+
+
 def _merged(session: Session, finding: Finding) -> Finding:
     """``finding`` made shorter by one name standing for another everywhere the trace sends it
     (a third doctor's admission and transfer both moved onto the second doctor, after which the
     third one's creation is refused and goes): one call at a time, each rename alone breaks the
-    calls after it. A merge is kept only if the deletions after it shorten the trace."""
+    calls after it."""
     steps = finding.steps
     names = _strings(steps)
-    for later in reversed(range(len(names))):
-        for other in names[:later]:
-            found = replay(session, _renamed(steps, names[later], other), finding.key)
-            if found is None:
-                continue
-            shorter = _deletions(session, found)
-            if len(shorter.steps) < len(steps):
-                return shorter
-    return finding
+    trials = (
+        (_renamed(steps, names[later], other), None)
+        for later in reversed(range(len(names)))
+        for other in names[:later]
+    )
+    return _shorter(session, finding, trials)
 
 
 def _pairs(session: Session, finding: Finding) -> Finding:
     """``finding`` made shorter by moving two input fields of one call at once, each to a value
-    the trace sends in that field, then deleting: a swap moved onto another enrollment together
-    with the course it goes to lets that enrollment's creation go, where the enrollment alone or
-    the course alone would be refused. Tried when the one-field moves stop helping; a move is
-    kept only if the deletions after it shorten the trace."""
+    the trace sends in that field: a swap moved onto another enrollment together with the course
+    it goes to lets that enrollment's creation go, where the enrollment alone or the course alone
+    would be refused."""
     steps = finding.steps
-    limit = session.replays + FALLBACK_REPLAYS * len(steps)
-    for i in range(len(steps) - 1, -1, -1):
-        step = steps[i]
-        fields = [f for f in _fields(step) if _is_id(step.input[f])]
-        for a in range(len(fields)):
-            for b in range(a + 1, len(fields)):
-                first, second = fields[a], fields[b]
-                for x in _first_values(steps, str(first)):
-                    for y in _first_values(steps, str(second)):
-                        if x == step.input[first] or y == step.input[second]:
-                            continue  # one field alone: the one-field moves' business
-                        if session.replays > limit:
-                            return finding
-                        trial = list(steps)
-                        trial[i] = attrs.evolve(step, input={**step.input, first: x, second: y})
-                        found = replay(session, trial, finding.key)
-                        if found is None:
-                            continue
-                        shorter = _deletions(session, found)
-                        if len(shorter.steps) < len(steps):
-                            return shorter
-    return finding
+
+    def trials() -> Iterator[tuple[list[Step], int | None]]:
+        for i in range(len(steps) - 1, -1, -1):
+            step = steps[i]
+            fields = [f for f in _fields(step) if _is_id(step.input[f])]
+            for a, first in enumerate(fields):
+                for second in fields[a + 1 :]:
+                    for x in _first_values(steps, str(first)):
+                        for y in _first_values(steps, str(second)):
+                            if x != step.input[first] and y != step.input[second]:  # else one field
+                                trial = list(steps)
+                                trial[i] = attrs.evolve(step, input={**step.input, first: x, second: y})
+                                yield trial, None
+
+    return _shorter(session, finding, trials())
 
 
 def _later(session: Session, finding: Finding) -> Finding:
-    """``finding`` made shorter by moving one call later, then renaming and deleting: a second
-    enrollment made after the first one was dropped can be the same student's, which lets the
-    other student go; made before it, it had to be another's. Tried last (a replay per pair of
-    positions); a move is kept only if the trace then gets shorter."""
+    """``finding`` made shorter by moving one call later, then renaming it: a second enrollment
+    made after the first one was dropped can be the same student's, which lets the other student
+    go; made before it, it had to be another's."""
     steps = finding.steps
-    limit = session.replays + FALLBACK_REPLAYS * len(steps)
-    for j in range(len(steps) - 2):
-        for k in range(j + 1, len(steps) - 1):
-            if session.replays > limit:
-                return finding
-            trial = [*steps[:j], *steps[j + 1 : k + 1], steps[j], *steps[k + 1 :]]
-            found = replay(session, trial, finding.key)
-            if found is None:
-                continue
-            renamed = _normalize(session, found, only=k)
-            if renamed is found:
-                continue  # the moved call sends what it sent: nothing new can go
-            shorter = _deletions(session, renamed)
-            if len(shorter.steps) < len(steps):
-                return shorter
-    return finding
+    trials = (
+        ([*steps[:j], *steps[j + 1 : k + 1], steps[j], *steps[k + 1 :]], k)
+        for j in range(len(steps) - 2)
+        for k in range(j + 1, len(steps) - 1)
+    )
+    return _shorter(session, finding, trials)
 
 
 def _strings(steps: Sequence[Step]) -> list[str]:
