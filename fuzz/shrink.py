@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from itertools import combinations, product
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -185,14 +186,12 @@ def _pairs(session: Session, finding: Finding) -> Finding:
         for i in range(len(steps) - 1, -1, -1):
             step = steps[i]
             fields = [f for f in _fields(step) if _is_id(step.input[f])]
-            for a, first in enumerate(fields):
-                for second in fields[a + 1 :]:
-                    for x in _first_values(steps, str(first)):
-                        for y in _first_values(steps, str(second)):
-                            if x != step.input[first] and y != step.input[second]:  # else one field
-                                trial = list(steps)
-                                trial[i] = attrs.evolve(step, input={**step.input, first: x, second: y})
-                                yield trial, None
+            for first, second in combinations(fields, 2):
+                for x, y in product(_first_values(steps, str(first)), _first_values(steps, str(second))):
+                    if x != step.input[first] and y != step.input[second]:  # else one field alone
+                        trial = list(steps)
+                        trial[i] = attrs.evolve(step, input={**step.input, first: x, second: y})
+                        yield trial, None
 
     return _shorter(session, finding, trials())
 
@@ -316,15 +315,10 @@ def skipped(session: Session, finding: Finding) -> Finding | None:
     accepted = session.findings.by_key.get((finding.operation, "forbidden_accepted", ""))
     if accepted is None or accepted.clause != finding.clause or len(accepted.steps) >= len(finding.steps):
         return None
-    ops = session.contract.operations
-    state = session.initial
-    for step in finding.steps[:-1]:
-        expect = oracle.judge(session.model, state, ops[step.tool], step.input)
-        if expect.accepted:
-            if expect.post is None:
-                return None  # a state read off a response: the model alone cannot follow it
-            state = expect.post
-    op = ops[finding.operation]
+    state = _model_state(session, finding.steps[:-1])
+    if state is None:
+        return None
+    op = session.contract.operations[finding.operation]
     rest = attrs.evolve(op, requires=tuple(c for c in op.requires if c.source != finding.clause))
     expect = oracle.judge(session.model, state, rest, finding.steps[-1].input)
     return accepted if not expect.accepted and expect.status == finding.status else None
@@ -422,25 +416,34 @@ def _thresholds_of(session: Session, tool: str) -> tuple[Threshold, ...]:
 def _state_bounds(session: Session, steps: Sequence[Step], i: int, field: str) -> list[int]:
     """The values a clause compares step ``i``'s ``field`` with, in the model state before it
     (a withdrawal of the whole balance can stand for two smaller ones, which lets one go)."""
-    from envfactory.fuzz import oracle
-
-    ops = session.contract.operations
     found = [t for t in _thresholds_of(session, steps[i].tool) if t.field == field]
     if not found:
         return []
-    state = session.initial
-    for step in steps[:i]:
-        expect = oracle.judge(session.model, state, ops[step.tool], step.input)
-        if expect.accepted:
-            if expect.post is None:
-                return []  # a state read off a response: the model alone cannot follow it
-            state = expect.post
+    state = _model_state(session, steps[:i])
+    if state is None:
+        return []
     out: list[int] = []
     for threshold in found:
         bound = _bound(threshold, state, steps[i].input)
         if bound is not None and bound not in out:
             out.append(bound)
     return out
+
+
+def _model_state(session: Session, steps: Sequence[Step]) -> Any | None:
+    """The model's state after ``steps`` (the refused ones change nothing); None where a state
+    is read off a response, which the model alone cannot follow."""
+    from envfactory.fuzz import oracle
+
+    ops = session.contract.operations
+    state = session.initial
+    for step in steps:
+        expect = oracle.judge(session.model, state, ops[step.tool], step.input)
+        if expect.accepted:
+            if expect.post is None:
+                return None
+            state = expect.post
+    return state
 
 
 def _deletions(session: Session, finding: Finding) -> Finding:
@@ -468,7 +471,7 @@ def _normalize(session: Session, finding: Finding, only: int | None = None) -> F
     best = finding
     i = 0 if only is None else only
     # a replay may come back shorter: the bound moves with it
-    while i < (len(best.steps) if only is None else min(only + 1, len(best.steps))):
+    while i < len(best.steps) and (only is None or i == only):
         step: Step | None = best.steps[i]
         for field in _fields(best.steps[i]):
             if step is None:
