@@ -14,6 +14,13 @@ The implementation keeps some state where the contract does not look: how many p
 name has opened (a log kept across removals, as the contract counts by name), each user's signup
 serial and the serials of the reviewers asked, whether a pull request was ever open for review,
 and how often it was reopened, in a table of its own.
+
+Each minimal length was checked by a breadth-first search over pairs of (correct, planted) states,
+every read asked at every state, on a small domain: names a, b (and c for HalfQuorum and
+Resurrected), admin present or absent, branches x (and y, or release/x, where the bug reads
+them), drafts, and pull requests 1 to 5 (1 to 3, or 1 alone for the 10- and 11-call bugs). It
+found each hand-written length as the shortest, and for HalfQuorum and ReleaseSelfMerge no
+showing sequence of 10 calls or fewer.
 """
 
 from __future__ import annotations
