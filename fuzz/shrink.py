@@ -302,19 +302,14 @@ class _Checks:
 
     def calls(self, steps: Sequence[Step], state: Any) -> Iterator[Step]:
         """Calls the model accepts in ``state`` and follows: each operation with each
-        combination of values the trace sends in its fields (a field it never sends: its
-        schema's least integer, or the trace's names)."""
+        combination of values the trace sends in its required fields (``_plain_values`` for a
+        field it never sends)."""
         names = _strings(steps)
         for op in self.session.contract.operations.values():
             props, required, _ = object_properties(op.input_schema)
             choices: list[list[Any]] = []
             for field in required:
-                values = _first_values(steps, field)
-                schema = props.get(field) or {}
-                if not values:
-                    lo, _hi = integer_bounds(schema)
-                    values = [lo if lo is not None else 0] if schema.get("type") == "integer" else names
-                choices.append(values)
+                choices.append(_first_values(steps, field) or _plain_values(props.get(field), names))
             for combo in islice(product(*choices), CALLS_PER_OPERATION):
                 call = Step(op.name, dict(zip(required, combo, strict=True)))
                 expect = self.judge(state, call)
@@ -322,6 +317,22 @@ class _Checks:
                     yield call
                 if self.spent():
                     return
+
+
+def _plain_values(schema: Any, names: list[str]) -> list[Any]:
+    """Values for a field the trace never sends: its enum, both booleans, its least integer, or
+    the names the trace chose; none for anything else."""
+    if not isinstance(schema, Mapping):
+        return []
+    if "enum" in schema:
+        return list(schema["enum"])
+    kind = schema.get("type")
+    if kind == "boolean":
+        return [False, True]
+    if kind == "integer":
+        lo, _hi = integer_bounds(schema)
+        return [lo if lo is not None else 0]
+    return list(names) if kind == "string" else []
 
 
 def _names_of(step: Step) -> tuple[str, tuple[Any, ...]]:
