@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from itertools import combinations, product
+from itertools import combinations, islice, product
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -124,11 +124,11 @@ def minimize(session: Session, finding: Finding) -> Finding:
     value the trace uses in the same field (the uses of a third API key moved onto the first
     two, after which its creation goes), and integers moved to their schema's bounds (one restock
     of the most a call allows instead of two); when those stall, the costlier moves ``_merged``,
-    ``_pairs`` and ``_later``, each within ``FALLBACK_REPLAYS`` replays per step."""
+    ``_pairs``, ``_later`` and ``_freed``, each within ``FALLBACK_REPLAYS`` replays per step."""
     best = _deletions(session, finding)
     for _ in range(MAX_ROUNDS):
         moved = _deletions(session, _extremes(session, _normalize(session, best)))
-        for fallback in (_merged, _pairs, _later):
+        for fallback in (_merged, _pairs, _later, _freed):
             if len(moved.steps) < len(best.steps):
                 break
             moved = fallback(session, best)
@@ -207,6 +207,168 @@ def _later(session: Session, finding: Finding) -> Finding:
         for k in range(j + 1, len(steps) - 1)
     )
     return _shorter(session, finding, trials)
+
+
+def _freed(session: Session, finding: Finding) -> Finding:
+    """``finding`` made shorter by a merge that needs one call more: a name standing for another
+    everywhere (as in ``_merged``) makes the model refuse a call it accepted (a fourth guest
+    checked into the one room left, which is full), and a call put just before it, of any
+    operation, with values the trace uses, lets it through (one guest checks out first). Only
+    trials the model accepts that way are replayed (one call more, two or more fewer), and the
+    model is asked at most ``MODEL_CHECKS`` times per step."""
+    steps = finding.steps
+    checks = _Checks(session, MODEL_CHECKS * len(steps))
+    base = checks.verdicts(steps)
+    if base is None:
+        return finding
+    names = _strings(steps)
+
+    def trials() -> Iterator[tuple[list[Step], int | None]]:
+        for later in reversed(range(len(names))):
+            for other in names[:later]:
+                renamed = _renamed(steps, names[later], other)
+                refused = checks.first_refused(renamed, base)
+                if refused is None:
+                    continue  # nothing refused that was accepted: ``_merged``'s trial
+                i, state = refused
+                for call in checks.calls(steps, state):
+                    trial = [*renamed[:i], call, *renamed[i:]]
+                    if checks.first_refused(trial, [*base[:i], True, *base[i:]]) is None:
+                        yield trial, None
+                if checks.spent():
+                    return
+
+    return _shorter(session, finding, trials())
+
+
+MODEL_CHECKS = 500
+"""Model judgements per step of the trace that ``_freed`` may make while it looks for trials."""
+
+CALLS_PER_OPERATION = 64
+"""At most this many inputs of one operation are tried as an inserted call (``_freed``)."""
+
+
+@attrs.define
+class _Checks:
+    """The model's verdicts on trial traces, counted against a bound: ``_freed`` asks about many
+    merges and inserted calls and replays only the few the model accepts."""
+
+    session: Session
+    limit: int
+    used: int = 0
+
+    def spent(self) -> bool:
+        return self.used >= self.limit
+
+    def judge(self, state: Any, step: Step) -> Any:
+        from envfactory.fuzz import oracle
+
+        self.used += 1
+        return oracle.judge(
+            self.session.model, state, self.session.contract.operations[step.tool], step.input
+        )
+
+    def verdicts(self, steps: Sequence[Step]) -> list[bool] | None:
+        """Whether the model accepts each step; None where a state is read off a response,
+        which the model alone cannot follow."""
+        state = self.session.initial
+        out: list[bool] = []
+        for step in steps:
+            expect = self.judge(state, step)
+            if expect.accepted:
+                if expect.post is None:
+                    return None
+                state = expect.post
+            out.append(expect.accepted)
+        return out
+
+    def first_refused(self, steps: Sequence[Step], accepted: Sequence[bool]) -> tuple[int, Any] | None:
+        """The first step (but the last) the model refuses where ``accepted`` says it was
+        accepted, with the model state before it; None if there is none (or the model cannot
+        follow). A refused call that repeats an accepted one's names (a room made again after a
+        merge) is passed: deletions take it out."""
+        state = self.session.initial
+        made: set[tuple[str, tuple[Any, ...]]] = set()
+        for i, step in enumerate(steps[:-1]):
+            expect = self.judge(state, step)
+            if expect.accepted:
+                if expect.post is None:
+                    return None
+                state = expect.post
+                made.add(_names_of(step))
+            elif accepted[i] and _names_of(step) not in made:
+                return i, state
+        return None
+
+    def calls(self, steps: Sequence[Step], state: Any) -> Iterator[Step]:
+        """Calls the model accepts in ``state`` and follows: each operation with each
+        combination of values the trace sends in its required fields (``_plain_values`` for a
+        field it never sends)."""
+        names = _strings(steps)
+        for op in self.session.contract.operations.values():
+            props, required, _ = object_properties(op.input_schema)
+            choices: list[list[Any]] = []
+            for field in required:
+                choices.append(_first_values(steps, field) or _plain_values(props.get(field), names))
+            for combo in islice(product(*choices), CALLS_PER_OPERATION):
+                call = Step(op.name, dict(zip(required, combo, strict=True)))
+                expect = self.judge(state, call)
+                if expect.accepted and expect.post is not None:
+                    yield call
+                if self.spent():
+                    return
+
+
+def _plain_values(schema: Any, names: list[str]) -> list[Any]:
+    """Values for a field the trace never sends: its enum, both booleans, its least integer, or
+    the names the trace chose; none for anything else."""
+    if not isinstance(schema, Mapping):
+        return []
+    if "enum" in schema:
+        return list(schema["enum"])
+    kind = schema.get("type")
+    if kind == "boolean":
+        return [False, True]
+    if kind == "integer":
+        lo, _hi = integer_bounds(schema)
+        return [lo if lo is not None else 0]
+    return list(names) if kind == "string" else []
+
+
+def _names_of(step: Step) -> tuple[str, tuple[Any, ...]]:
+    """A call's operation and the strings it sends: what a repeated creation shares."""
+    return step.tool, tuple(
+        sorted((str(f), step.input[f]) for f in _fields(step) if isinstance(step.input[f], str))
+    )
+
+
+CALLS_PER_OPERATION = 64
+"""At most this many inputs of one operation are tried as an inserted call (``_freed``)."""
+
+
+def _calls(session: Session, steps: Sequence[Step], state: Any) -> Iterator[Step]:
+    """Calls the model accepts in ``state`` and follows: each operation with each combination
+    of values the trace sends in its fields (a field it never sends: its schema's least value,
+    or the trace's names)."""
+    from envfactory.fuzz import oracle
+
+    names = _strings(steps)
+    for op in session.contract.operations.values():
+        props, required, _ = object_properties(op.input_schema)
+        choices: list[list[Any]] = []
+        for field in required:
+            values = _first_values(steps, field)
+            if not values:
+                lo, _hi = integer_bounds(props.get(field) or {})
+                values = (
+                    [lo if lo is not None else 0] if props.get(field, {}).get("type") == "integer" else names
+                )
+            choices.append(values)
+        for combo in list(product(*choices))[:CALLS_PER_OPERATION]:
+            value = dict(zip(required, combo, strict=True))
+            expect = oracle.judge(session.model, state, op, value)
+            if expect.accepted and expect.post is not None:
+                yield Step(op.name, value)
 
 
 def _strings(steps: Sequence[Step]) -> list[str]:

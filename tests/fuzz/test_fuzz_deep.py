@@ -321,6 +321,31 @@ def test_a_name_merged_into_another_lets_its_creation_go() -> None:
     assert sum(s.tool == "addDoctor" for s in finding.steps) == 2
 
 
+def test_a_merge_that_needs_a_call_first_gets_it() -> None:
+    """Hotel's StaysCapped as a search gave it (13 calls, minimum 11): four check-ins into two
+    rooms. Merging the rooms makes the fourth check-in find the room full; a check-out put before
+    it (a call the trace never made) lets it in, and the fourth guest is then a returning one."""
+    calls = [
+        ("addRoom", {"capacity": 3, "number": "b"}),
+        ("openRoom", {"number": "b"}),
+        ("register", {"name": "c"}),
+        ("register", {"name": "d"}),
+        ("checkIn", {"name": "c", "number": "b"}),
+        ("register", {"name": "e"}),
+        ("addRoom", {"capacity": 3, "number": "a"}),
+        ("register", {"name": "a"}),
+        ("openRoom", {"number": "a"}),
+        ("checkIn", {"name": "e", "number": "a"}),
+        ("checkIn", {"name": "a", "number": "b"}),
+        ("checkIn", {"name": "d", "number": "a"}),
+        ("occupancy", {}),
+    ]
+    finding = _shrunk("hotel", "StaysCapped", calls)
+    assert (finding.kind, finding.operation, len(finding.steps)) == ("postcondition", "occupancy", 11)
+    tools = [s.tool for s in finding.steps]
+    assert tools.count("addRoom") == 1 and tools.count("checkOut") == 1
+
+
 def test_a_wrong_status_from_a_clause_not_checked_gives_way_to_the_accepted_call() -> None:
     """Fleet's FourthTrip: a car due for service goes out a fourth time (9 calls); 14 calls in,
     its driver at his limit too, the car is refused with the driver limit's 429 where service
