@@ -165,7 +165,7 @@ class Case:
             c: list(session.initial.get(c) or ()) for c in session.collections
         }
         self.seen: dict[str, set[Any]] = {c: set(keys) for c, keys in self.known.items()}
-        self.pool: list[Any] = []
+        self.pool: list[Any] = list(session.literals)
         self.dropped: dict[str, list[Any]] = {}
         """Keys each collection lost in this case, most recently deleted last."""
         self.history: dict[tuple[str, Any], int] = {}

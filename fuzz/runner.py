@@ -35,7 +35,7 @@ from envfactory.fuzz.findings import KINDS, Finding, FindingError, Findings, Key
 from envfactory.fuzz.oracle import Expectation
 from envfactory.fuzz.reach import Prefix
 from envfactory.fuzz.shrink import explained, minimize, skipped
-from envfactory.fuzz.steering import MADE_AGAIN, Steer, Threshold
+from envfactory.fuzz.steering import MADE_AGAIN, Steer, Threshold, literals
 from envfactory.fuzz.targets import Target
 from envfactory.statemachine.simulator import Response
 
@@ -298,6 +298,9 @@ class Session:
         """The shrinker's replays so far (``shrink.replay``): what bounds its costlier moves."""
         self.thresholds: dict[str, tuple[Threshold, ...]] = {}
         """Each operation's thresholds, read once for the shrinker (``shrink._tied``)."""
+        self.literals = literals(closed)
+        """Strings the clauses test prefixes and suffixes against: every case's pool of values
+        starts with them (``Case._flow``)."""
         self.state_writes = {name: tuple(sorted(op.writes)) for name, op in closed.operations.items()}
         self.readers: dict[str, list[Any]] = {}
         """Per collection, the plans of the read operations that take a key of it (``machine.plans``)."""

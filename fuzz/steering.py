@@ -19,7 +19,8 @@ from typing import Any
 import attrs
 
 from envfactory.contracts import ir
-from envfactory.contracts.evaluator import Compiled, compile_expr
+from envfactory.contracts.errors import EvaluationError
+from envfactory.contracts.evaluator import Compiled, Env, compile_expr
 from envfactory.contracts.model import Contract, Operation
 
 ORDERINGS = frozenset(("<", "<=", ">", ">=", "==", "!="))
@@ -66,6 +67,11 @@ class Steer:
     input.dst``): the operation needs two keys there, not one."""
     deletes: frozenset[str] = frozenset()
     """Collections the operation deletes the key an input field names from (``del c[input.k]``)."""
+    guards: tuple[Compiled, ...] = attrs.field(default=(), eq=False, repr=False)
+    """The requires that read the state alone and test a mode, not a limit (``session !=
+    null``, ``open``): no input passes them where they fail, so the operation is not preferred
+    there. A limit (``moves < 4``) is not one: the call at the limit is the boundary probe
+    where off-by-one bugs live."""
 
     @classmethod
     def of(cls, op: Operation, contract: Contract) -> Steer:
@@ -77,7 +83,8 @@ class Steer:
             for e in op.effects
             if e.is_delete and e.target.key is not None and input_field(e.target.key) is not None
         )
-        return cls(keys, thresholds(op), needs, makes, distinct_keys(op, keys), deletes)
+        guards = tuple(c.fn for c in op.requires if _mode(c.expr))
+        return cls(keys, thresholds(op), needs, makes, distinct_keys(op, keys), deletes, guards)
 
     def possible(self, state: Mapping[str, Any]) -> bool:
         """Whether the operation may be enabled in ``state`` and is worth preferring: every
@@ -85,12 +92,34 @@ class Steer:
         ones: a move between bins is never accepted while there is one bin), a cheap necessary
         condition the model judges the rest of; and a producer's collection is not crowded yet:
         bugs need a few distinct keys, and a case that spends its steps making a tenth one
-        builds no depth."""
+        builds no depth. An operation whose state-only requires fail is not preferred either
+        (a login while someone is logged in: every input is refused)."""
         if not all(state.get(name) for name in self.needs):
             return False
         if any(len(state.get(name) or ()) < 2 for name in self.distinct):
             return False
+        if self.guards and not self._guarded(state):
+            return False
         return not self.makes or any(len(state.get(name) or ()) < CROWD for name in self.makes)
+
+    def _guarded(self, state: Mapping[str, Any]) -> bool:
+        """Whether every requires that reads the state alone holds (a login while someone is
+        logged in, a logout while no one is: refused whatever the input)."""
+        env = Env(state, None)
+        for guard in self.guards:
+            try:
+                if guard(env) is not True:
+                    return False
+            except (EvaluationError, TypeError, KeyError):
+                return True  # the model judges it: not ours to rule out
+        return True
+
+
+def _mode(node: ir.Expr) -> bool:
+    """Whether a requires reads the state alone and is no ordering (``<``, ``>=``...) of it."""
+    if {"input", "output"} & ir.free_names(node):
+        return False
+    return not (isinstance(node, ir.Compare) and node.op in ORDERINGS - {"==", "!="})
 
 
 def input_field(node: ir.Expr) -> str | None:
@@ -199,6 +228,27 @@ def thresholds(op: Operation) -> tuple[Threshold, ...]:
     )
 
 
+AFFIXES = frozenset(("startswith", "endswith"))
+
+
+def literals(contract: Contract) -> tuple[str, ...]:
+    """The strings the contract's clauses test a prefix or suffix against (``branch.startswith(
+    "release/")``), in the order they appear: values a string strategy never draws, which a
+    fuzzer's dictionary offers to string fields (the field tested may be a record's, filled
+    from an input several calls before)."""
+    clauses = [*contract.invariants]
+    for op in contract.operations.values():
+        clauses += [*op.requires, *op.ensures]
+    found: list[str] = []
+    for clause in clauses:
+        for node in ir.walk(clause.expr):
+            if isinstance(node, ir.Call) and node.func in AFFIXES and len(node.args) == 2:
+                arg = node.args[1]
+                if isinstance(arg, ir.Const) and isinstance(arg.value, str) and arg.value not in found:
+                    found.append(arg.value)
+    return tuple(found)
+
+
 def _solve_for_field(side: ir.Expr, other: ir.Expr) -> tuple[str | None, ir.Expr]:
     """``(f, other)`` for a side ``input.f``; for ``x + input.f``, ``input.f + x`` and
     ``input.f - x`` the field with the other side moved over (``other - x``, ``other + x``):
@@ -222,5 +272,6 @@ __all__ = [
     "distinct_keys",
     "input_field",
     "key_fields",
+    "literals",
     "thresholds",
 ]

@@ -340,3 +340,33 @@ def test_a_later_finding_of_a_record_already_wrong_gives_way_to_the_first() -> N
     )
     assert (stays.kind, len(stays.steps)) == ("wrong_status", 15)
     assert explained(banned, stays) is None
+
+
+REVIEWS = envfactory.load(IMPLS / "reviews.yaml")
+
+
+def test_an_operation_whose_state_only_requires_fail_is_not_preferred() -> None:
+    """Whether someone is logged in decides login and logout whatever their input: the one the
+    session refuses is not offered as enabled (each is still called as any operation is)."""
+    login, logout = (
+        Steer.of(REVIEWS.operations["login"], REVIEWS),
+        Steer.of(REVIEWS.operations["logout"], REVIEWS),
+    )
+    session = _session(REVIEWS, "Reviews")
+    users = session.initial["users"].insert("a", {"admin": False, "merged": 0})
+    nobody = session.initial.insert("users", users)
+    someone = nobody.insert("session", "a")
+    assert login.possible(nobody) and not logout.possible(nobody)
+    assert logout.possible(someone) and not login.possible(someone)
+
+
+def test_a_string_a_clause_tests_a_prefix_of_is_drawn_now_and_then() -> None:
+    """Only a branch named ``release/...`` needs an admin to merge, and only a ``...-wip`` one
+    stays a draft: the clauses test the record's field, filled by openPull's input calls before.
+    Both strings are in every case's pool of values, so string fields take them now and then."""
+    session = _session(REVIEWS, "Reviews")
+    plan = {p.name: p for p in plans(session)}["openPull"]
+    src: Any = Seeded(3)
+    case = Case(session, replay=True)
+    branches = [case.draw(plan, src, breaking=False).get("branch") for _ in range(300)]
+    assert any(b == "release/" for b in branches) and any(b == "-wip" for b in branches)
