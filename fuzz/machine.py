@@ -19,7 +19,7 @@ every draw the model rejects is sent as well (the call just past a limit is such
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from hypothesis import given
@@ -394,9 +394,34 @@ class Case:
             elif drawn is not None:
                 value[field] = drawn(src)
             chosen.append(value.get(field))
+        if plan.steer.roles and not breaking:
+            self._roles(plan, value, src)
         if self.focus and not breaking:
             for key in plan.steer.keys:
                 self.last[key.collection] = value.get(key.field)
+
+    def _roles(self, plan: OpPlan, value: dict[str, Any], src: Source) -> None:
+        """One draw in two, a ``Role`` field (the name a login stores in the session) takes a
+        value the records hold where the clauses compare the session with them (a reviewer
+        of a pull request, its author) or whose own record has a flag they read set (an admin):
+        who is logged in decides which later calls pass, and a random user rarely is the one."""
+        state = self.state
+        for role in plan.steer.roles:
+            if role.field not in value or src.index(2) != 0:
+                continue
+            wanted: list[Any] = []
+            for collection, field in role.holders:
+                for record in (state.get(collection) or {}).values():
+                    held = record.get(field) if isinstance(record, Mapping) else None
+                    for item in held if isinstance(held, list | tuple) else (held,):
+                        if isinstance(item, str | int) and not isinstance(item, bool) and item not in wanted:
+                            wanted.append(item)
+            for collection, field in role.flags:
+                for key, record in (state.get(collection) or {}).items():
+                    if isinstance(record, Mapping) and record.get(field) is True and key not in wanted:
+                        wanted.append(key)
+            if wanted:
+                value[role.field] = wanted[src.index(len(wanted))]
 
     def _gone(self, collection: str) -> list[Any]:
         """Keys the collection held earlier in the case and holds no longer."""

@@ -53,6 +53,20 @@ class Threshold:
 
 
 @attrs.frozen(slots=True)
+class Role:
+    """An input field an operation stores in a scalar state variable (``session = input.name``)
+    that the clauses compare with records (``session in pulls[n].reviewers``, ``pulls[n].author
+    == session``, ``users[session].admin``): drawn now and then as a value those records hold,
+    so that the call which needs the right user logged in finds them logged in."""
+
+    field: str
+    holders: tuple[tuple[str, str], ...]
+    """(collection, record field) whose values a clause compares the variable with."""
+    flags: tuple[tuple[str, str], ...] = ()
+    """(collection, record field) read at the variable's key (``users[session].admin``)."""
+
+
+@attrs.frozen(slots=True)
 class Steer:
     """Everything the fuzzer reads off one operation to draw inputs that it accepts."""
 
@@ -67,6 +81,8 @@ class Steer:
     input.dst``): the operation needs two keys there, not one."""
     deletes: frozenset[str] = frozenset()
     """Collections the operation deletes the key an input field names from (``del c[input.k]``)."""
+    roles: tuple[Role, ...] = ()
+    """Input fields stored in a scalar the clauses compare with records (``roles``)."""
     guards: tuple[Compiled, ...] = attrs.field(default=(), eq=False, repr=False)
     """The requires that read the state alone and test a mode, not a limit (``session !=
     null``, ``open``): no input passes them where they fail, so the operation is not preferred
@@ -84,7 +100,9 @@ class Steer:
             if e.is_delete and e.target.key is not None and input_field(e.target.key) is not None
         )
         guards = tuple(c.fn for c in op.requires if _mode(c.expr))
-        return cls(keys, thresholds(op), needs, makes, distinct_keys(op, keys), deletes, guards)
+        return cls(
+            keys, thresholds(op), needs, makes, distinct_keys(op, keys), deletes, roles(op, contract), guards
+        )
 
     def possible(self, state: Mapping[str, Any]) -> bool:
         """Whether the operation may be enabled in ``state`` and is worth preferring: every
@@ -113,6 +131,55 @@ class Steer:
             except (EvaluationError, TypeError, KeyError):
                 return True  # the model judges it: not ours to rule out
         return True
+
+
+def roles(op: Operation, contract: Contract) -> tuple[Role, ...]:
+    """The operation's ``Role`` fields: ``var = input.f`` where clauses compare ``var`` with
+    records' fields."""
+    out: list[Role] = []
+    for effect in op.effects:
+        target = effect.target
+        if target.key is not None or target.fields or effect.value is None:
+            continue
+        field = input_field(effect.value)
+        if field is None:
+            continue
+        holders, flags = _compared_with(contract, target.var)
+        if holders or flags:
+            out.append(Role(field, holders, flags))
+    return tuple(out)
+
+
+def _compared_with(
+    contract: Contract, var: str
+) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]:
+    """Where the requires compare ``var`` with a record's field (``var in c[k].g``, ``c[k].g ==
+    var``), and which records' fields they read at ``var`` (``c[var].g``)."""
+    holders: list[tuple[str, str]] = []
+    flags: list[tuple[str, str]] = []
+    for op in contract.operations.values():
+        for clause in op.requires:
+            for node in ir.walk(clause.expr):
+                if isinstance(node, ir.Compare) and node.op in ("in", "=="):
+                    for side, other in ((node.left, node.right), (node.right, node.left)):
+                        place = _record_field(other, None)
+                        if isinstance(side, ir.Name) and side.id == var and place and place not in holders:
+                            holders.append(place)
+                place = _record_field(node, var)
+                if place and place not in flags:
+                    flags.append(place)
+    return tuple(holders), tuple(flags)
+
+
+def _record_field(node: ir.Expr, key: str | None) -> tuple[str, str] | None:
+    """``(c, g)`` for ``c[...].g`` (for ``c[key].g`` only, where ``key`` names a variable)."""
+    if not (
+        isinstance(node, ir.Attr) and isinstance(node.obj, ir.Index) and isinstance(node.obj.obj, ir.Name)
+    ):
+        return None
+    if key is not None and not (isinstance(node.obj.key, ir.Name) and node.obj.key.id == key):
+        return None
+    return node.obj.obj.id, node.name
 
 
 def _mode(node: ir.Expr) -> bool:
@@ -267,11 +334,13 @@ def _solve_for_field(side: ir.Expr, other: ir.Expr) -> tuple[str | None, ir.Expr
 __all__ = [
     "MADE_AGAIN",
     "KeyField",
+    "Role",
     "Steer",
     "Threshold",
     "distinct_keys",
     "input_field",
     "key_fields",
     "literals",
+    "roles",
     "thresholds",
 ]

@@ -370,3 +370,22 @@ def test_a_string_a_clause_tests_a_prefix_of_is_drawn_now_and_then() -> None:
     case = Case(session, replay=True)
     branches = [case.draw(plan, src, breaking=False).get("branch") for _ in range(300)]
     assert any(b == "release/" for b in branches) and any(b == "-wip" for b in branches)
+
+
+def test_a_login_names_a_user_the_records_hold_half_the_time() -> None:
+    """Who is logged in decides which calls pass (``session in pulls[n].reviewers``): a login
+    names, one draw in two, a user a pull request holds as author or reviewer, or an admin."""
+    session = _session(REVIEWS, "Reviews")
+    login = {p.name: p for p in plans(session)}["login"]
+    case = Case(session, replay=True)
+    for name in "abcdef":
+        case.send(REVIEWS.operations["signup"], {"name": name, "admin": name == "e"})
+    case.send(REVIEWS.operations["login"], {"name": "a"})
+    case.send(REVIEWS.operations["openPull"], {"branch": "x"})
+    case.send(REVIEWS.operations["requestReview"], {"number": 1, "reviewer": "b"})
+    case.send(REVIEWS.operations["logout"], {})
+    src: Any = Seeded(5)
+    names = [case.draw(login, src, breaking=False)["name"] for _ in range(600)]
+    held = sum(n in "abe" for n in names) / len(names)
+    assert held > 0.6  # a random user of six is one of the three half as often
+    assert set("abcdef") <= set(names)  # every user is still logged in now and then
