@@ -342,35 +342,6 @@ def _names_of(step: Step) -> tuple[str, tuple[Any, ...]]:
     )
 
 
-CALLS_PER_OPERATION = 64
-"""At most this many inputs of one operation are tried as an inserted call (``_freed``)."""
-
-
-def _calls(session: Session, steps: Sequence[Step], state: Any) -> Iterator[Step]:
-    """Calls the model accepts in ``state`` and follows: each operation with each combination
-    of values the trace sends in its fields (a field it never sends: its schema's least value,
-    or the trace's names)."""
-    from envfactory.fuzz import oracle
-
-    names = _strings(steps)
-    for op in session.contract.operations.values():
-        props, required, _ = object_properties(op.input_schema)
-        choices: list[list[Any]] = []
-        for field in required:
-            values = _first_values(steps, field)
-            if not values:
-                lo, _hi = integer_bounds(props.get(field) or {})
-                values = (
-                    [lo if lo is not None else 0] if props.get(field, {}).get("type") == "integer" else names
-                )
-            choices.append(values)
-        for combo in list(product(*choices))[:CALLS_PER_OPERATION]:
-            value = dict(zip(required, combo, strict=True))
-            expect = oracle.judge(session.model, state, op, value)
-            if expect.accepted and expect.post is not None:
-                yield Step(op.name, value)
-
-
 def _strings(steps: Sequence[Step]) -> list[str]:
     """The strings the trace's calls chose themselves (not ids a response gave), in the order
     of first use."""

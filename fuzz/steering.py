@@ -110,8 +110,8 @@ class Steer:
         ones: a move between bins is never accepted while there is one bin), a cheap necessary
         condition the model judges the rest of; and a producer's collection is not crowded yet:
         bugs need a few distinct keys, and a case that spends its steps making a tenth one
-        builds no depth. An operation whose state-only requires fail is not preferred either
-        (a login while someone is logged in: every input is refused)."""
+        builds no depth. An operation whose mode ``guards`` fail is not preferred either (a
+        login while someone is logged in: every input is refused)."""
         if not all(state.get(name) for name in self.needs):
             return False
         if any(len(state.get(name) or ()) < 2 for name in self.distinct):
@@ -121,8 +121,9 @@ class Steer:
         return not self.makes or any(len(state.get(name) or ()) < CROWD for name in self.makes)
 
     def _guarded(self, state: Mapping[str, Any]) -> bool:
-        """Whether every requires that reads the state alone holds (a login while someone is
-        logged in, a logout while no one is: refused whatever the input)."""
+        """Whether the mode ``guards`` hold (a login while someone is logged in, a logout while
+        no one is: refused whatever the input); one the state cannot evaluate leaves it to the
+        model."""
         env = Env(state, None)
         for guard in self.guards:
             try:
