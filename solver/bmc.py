@@ -144,7 +144,10 @@ class Unrolling:
             first = self._model
             if self.check(*assumptions, *chosen, *wishes, limit=polish) != z3.sat:
                 self._model = first
-        read = self.transition.reader(self._model)
+        chosen = [io[name] for io, name in zip(self.io, names, strict=True)]
+        read = self.transition.reader(
+            self._model, [v for vars_ in chosen for v in (vars_.input, vars_.output) if v is not None]
+        )
         result = []
         for io, name in zip(self.io, names, strict=True):
             vars_ = io[name]
@@ -159,7 +162,7 @@ class Unrolling:
         if not unknown:
             return None
         values = self.states[0].values
-        read = self.transition.reader(self._model)
+        read = self.transition.reader(self._model, [values[name] for name in unknown])
         return {name: read(values[name]) for name in unknown}
 
 

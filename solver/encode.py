@@ -39,6 +39,7 @@ from envfactory.contracts.errors import EvaluationError
 from envfactory.contracts.evaluator import Env
 from envfactory.contracts.interpreter import Interpreter
 from envfactory.solver import maps
+from envfactory.solver.affixes import Affixes
 from envfactory.solver.symbolic import (
     NULL,
     Atom,
@@ -221,6 +222,9 @@ class Encoder:
         self.deadline = deadline  # time.monotonic() after which encoding stops (``Budget``)
         self._bound: list[tuple[Map, Slot]] = []  # (collection, slot) a quantifier is visiting
         self._interpreter = Interpreter()
+        self.affixes = Affixes({})
+        """The literal prefixes and suffixes abstract strings are tested against (``affixes``):
+        none unless a ``Transition`` collected the contract's in its dry run."""
         self._dispatch: dict[type[ir.Expr], Callable[[Any, SymEnv], Encoded]] = {
             t: getattr(self, "_" + t.__name__) for t in ir.NODE_TYPES if hasattr(self, "_" + t.__name__)
         }
@@ -731,10 +735,14 @@ class Encoder:
                 oks.append(guard)
             return Encoded(join(out), and_(ok, or_all(oks)))
         if func in ("startswith", "endswith"):
-            no_atoms(args[0].value, args[1].value)
+            no_atoms(args[1].value)  # a prefix the state or an input holds: strings, not identities
             values: list[Term] = []
             oks = []
             for guard, s, p in case_pairs(args[0].value, args[1].value):
+                if isinstance(s, Atom) and isinstance(p, Str) and not is_sym(p.t):
+                    values.append(and_(guard, self.affixes.test(func, s.t, p.t)))
+                    oks.append(guard)
+                    continue
                 if not (isinstance(s, Str) and isinstance(p, Str)):
                     continue
                 if not is_sym(s.t) and not is_sym(p.t):

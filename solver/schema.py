@@ -22,6 +22,7 @@ from typing import Any
 import z3
 
 from envfactory.contracts.values import is_number, json_type
+from envfactory.solver.affixes import Affixes
 from envfactory.solver.encode import Encoder, Tracker
 from envfactory.solver.regex import RegexUnsupported, to_z3_regex
 from envfactory.solver.symbolic import (
@@ -419,6 +420,8 @@ class Schemas:
                 if fits is None:
                     self.tracker.note("a string's length or pattern, against many literals")
                 parts.append(True if fits is None else fits)
+            if isinstance(schema.get("maxLength"), int):
+                parts.append(self.encoder.affixes.within(o.t, schema["maxLength"]))
         elif isinstance(o, Map):
             raise Unsupported("a state collection checked against a schema")
         return and_(*parts)
@@ -598,7 +601,10 @@ ATOM_UNITS = 50_000_000
 
 
 def atom_texts(
-    model: z3.ModelRef, atoms: Iterable[tuple[Term, Any]], timeout: float = 30.0
+    model: z3.ModelRef,
+    atoms: Iterable[tuple[Term, Any]],
+    affixes: Affixes | None = None,
+    timeout: float = 30.0,
 ) -> dict[int, str]:
     """Texts for the identities a model gave abstract strings that are no literal's: one per
     identity, satisfying the schema of every value holding it (read by ``Schemas`` like any
@@ -617,12 +623,17 @@ def atom_texts(
     reader = Schemas(Encoder())
     texts = {ident: z3.String(f"text{ident}") for ident in groups}
     words = [z3.StringVal(t) for t in LITERALS]
+    # the prefix and suffix classes the model chose (``affixes``): part of each text's schema
+    classes = {ident: affixes.classes(model, ident) if affixes else [] for ident in groups}
     for alphabet in (z3.Plus(z3.Range("a", "z")), PRINTABLE):  # plain words first
         solver = z3.Solver()
         solver.set("rlimit", max(1, ATOM_UNITS // 2))
         solver.set("timeout", max(1, int(timeout * 500)))
         for ident, schemas in groups.items():
             var = texts[ident]
+            if classes[ident]:
+                assert affixes is not None
+                solver.add(affixes.constraint(var, classes[ident]))
             patterned = False
             for schema in schemas:
                 if isinstance(schema, Mapping):
@@ -636,14 +647,20 @@ def atom_texts(
         if solver.check() == z3.sat:
             found = solver.model()
             return {ident: evaluated(found, var).as_string() for ident, var in texts.items()}
-    return _drawn_texts(groups)
+    return _drawn_texts(groups, affixes, classes)
 
 
-def _drawn_texts(groups: Mapping[int, list[Any]], tries: int = 64) -> dict[int, str]:
+def _drawn_texts(
+    groups: Mapping[int, list[Any]],
+    affixes: Affixes | None = None,
+    classes: Mapping[int, list[tuple[str, int]]] | None = None,
+    tries: int = 64,
+) -> dict[int, str]:
     """Texts drawn concretely where Z3 named none (its string theory may answer ``unknown``):
     from an identity's first pattern (``statemachine.sampling.sample_regex``, seeded by the
-    identity, so the same texts every time), else a plain word; each checked against every
-    schema holding the identity with Python's ``re``, and distinct."""
+    identity, so the same texts every time), else a plain word with the prefix and suffix its
+    classes ask for; each checked against every schema holding the identity with Python's ``re``
+    and against its classes, and distinct."""
     taken = set(LITERALS)
     texts: dict[int, str] = {}
     for ident, schemas in sorted(groups.items()):
@@ -651,11 +668,16 @@ def _drawn_texts(groups: Mapping[int, list[Any]], tries: int = 64) -> dict[int, 
         patterns = [
             s["pattern"] for s in schemas if isinstance(s, Mapping) and isinstance(s.get("pattern"), str)
         ]
+        wanted = classes.get(ident, []) if classes else []
         for attempt in range(tries):
             if patterns:
                 text = sample_regex(patterns[0], rng)
             else:
                 text = "".join(rng.choice(string.ascii_lowercase) for _ in range(1 + attempt % 12))
+                if affixes is not None and wanted:
+                    text = affixes.shaped(text, wanted)
+            if affixes is not None and text is not None and not affixes.fits(text, wanted):
+                continue
             if text is not None and text not in taken and all(literal_fits(text, s) for s in schemas):
                 texts[ident] = text
                 taken.add(text)

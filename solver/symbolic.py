@@ -42,6 +42,7 @@ every reader of Z3 models.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from fractions import Fraction
 from types import MappingProxyType
@@ -357,7 +358,28 @@ def atom_term(v: SVal) -> Term:
         return literal_id(v.t)
     if isinstance(v, Py) and isinstance(v.value, str):
         return literal_id(v.value)
+    if isinstance(v, Str):
+        chosen = _literal_choice(v.t)
+        if chosen is not None:
+            return chosen
     raise NeedStrings("an abstract string compared with a computed string")
+
+
+_UNICODE_ESCAPE = re.compile(r"\\u\{([0-9a-fA-F]{1,6})\}")
+"""How ``as_string`` writes a code point outside printable ASCII."""
+
+
+def _literal_choice(t: Term) -> Term | None:
+    """The identity of a string term that only chooses among literals (``"draft" if c else
+    "open"``: ``merge`` makes such ites of two known strings), else None."""
+    if z3.is_string_value(t):
+        text = _UNICODE_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), t.as_string())
+        return literal_id(text) if to_z3(text).eq(t) else None
+    if z3.is_app_of(t, z3.Z3_OP_ITE):
+        a, b = _literal_choice(t.arg(1)), _literal_choice(t.arg(2))
+        if a is not None and b is not None:
+            return ite(t.arg(0), a, b)
+    return None
 
 
 def no_atoms(*values: SVal) -> None:
@@ -703,10 +725,17 @@ def evaluated(model: z3.ModelRef, term: Any) -> Any:
     return x
 
 
-def read(v: SVal, model: z3.ModelRef | None = None, texts: Mapping[int, str] | None = None) -> Any:
+def read(
+    v: SVal,
+    model: z3.ModelRef | None = None,
+    texts: Mapping[int, str] | None = None,
+    held: set[int] | None = None,
+) -> Any:
     """The concrete value of a symbolic one in a model (records as dicts, maps as FrozenMaps);
     without a model the value must be concrete. ``texts`` gives the strings chosen for the
-    abstract identities of the model that are no literal's (``schema.atom_texts``)."""
+    abstract identities of the model that are no literal's (``schema.atom_texts``); ``held``
+    collects the ids of the Z3 constants inside the abstract strings read (the ones to choose
+    texts for: a model's other strings, in operations not chosen, may hold anything)."""
 
     def ev(t: Term) -> Any:
         if not is_sym(t):
@@ -733,30 +762,47 @@ def read(v: SVal, model: z3.ModelRef | None = None, texts: Mapping[int, str] | N
         x = ev(v.t)
         return x.as_string() if is_sym(x) else x
     if isinstance(v, Atom):
+        if held is not None and is_sym(v.t):
+            held.update(constants_of(v.t))
         ident = _num(ev(v.t), False)
         if ident in LITERAL_TEXTS:
             return LITERAL_TEXTS[ident]
         return (texts or {}).get(ident, f"s{ident}")
     if isinstance(v, Rec):
-        return {n: read(val, model, texts) for n, (p, val) in v.fields.items() if truth(p)}
+        return {n: read(val, model, texts, held) for n, (p, val) in v.fields.items() if truth(p)}
     if isinstance(v, Lst):
         n = len(v.items) if v.n is None else read(Int(v.n), model)
-        return [read(i, model, texts) for i in v.items[: max(0, min(n, len(v.items)))]]
+        return [read(i, model, texts, held) for i in v.items[: max(0, min(n, len(v.items)))]]
     if isinstance(v, Map):
         out: dict[Any, Any] = {}
         for slot in v.slots:
             if truth(slot.present):
-                key = read(key_sval(v.key_kind, slot.key), model, texts)
-                out.setdefault(key, read(slot.value, model, texts))
+                key = read(key_sval(v.key_kind, slot.key), model, texts, held)
+                out.setdefault(key, read(slot.value, model, texts, held))
         return FrozenMap(out)
     if isinstance(v, Union):
         for g, option in v.options:
             if truth(g):
-                return read(option, model, texts)
-        return read(v.options[-1][1], model, texts) if v.options else None
+                return read(option, model, texts, held)
+        return read(v.options[-1][1], model, texts, held) if v.options else None
     if isinstance(v, Opaque):
         return [] if v.what == "list" else None
     raise Unsupported(f"cannot read back {v!r}")  # pragma: no cover
+
+
+def constants_of(t: z3.ExprRef) -> set[int]:
+    """The ids of the uninterpreted constants in a term (an identity chosen by ites)."""
+    found: set[int] = set()
+    stack, seen = [t], set()
+    while stack:
+        x = stack.pop()
+        if x.get_id() in seen:
+            continue
+        seen.add(x.get_id())
+        if z3.is_const(x) and x.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            found.add(x.get_id())
+        stack.extend(x.children())
+    return found
 
 
 def terms_of(v: SVal) -> Iterable[Term]:

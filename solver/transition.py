@@ -24,6 +24,7 @@ import z3
 from envfactory.contracts import ir
 from envfactory.contracts.errors import SolverError
 from envfactory.contracts.model import Clause, Contract, Operation
+from envfactory.solver.affixes import Affixes
 from envfactory.solver.effects import apply_effects
 from envfactory.solver.encode import Encoder, SymEnv, holds
 from envfactory.solver.schema import LIST_ITEMS, atom_texts
@@ -75,8 +76,11 @@ class Transition:
         so the relation over-approximates the contract (more behaviours: a proof still holds, and
         a path found is replayed concretely before it is believed)."""
         if abstract is None:
+            self.encoder.affixes = Affixes()  # collects the literal prefixes and suffixes tested
             abstract = self._abstract_fits(extra)
+            affixes = self.encoder.affixes.frozen()
             self.encoder, self.bounded, self.dropped = Encoder(), set(), {}
+            self.encoder.affixes = affixes
         self.atoms = [] if abstract else None
         self.unread_outputs = unread_outputs
         """Whether calls get the outputs nothing reads (to read a plan's responses back)."""
@@ -118,9 +122,18 @@ class Transition:
             op, self.encoder, tag, self.list_items, self.bounded, self.atoms, self.unread_outputs, self.unread
         )
 
-    def reader(self, model: z3.ModelRef) -> Callable[[SVal], Any]:
-        """``read`` for values of ``model``: abstract strings get texts fitting their schemas."""
-        texts = atom_texts(model, self.atoms) if self.atoms else {}
+    def reader(self, model: z3.ModelRef, values: Sequence[SVal]) -> Callable[[SVal], Any]:
+        """``read`` for ``values`` of ``model``: their abstract strings get texts fitting the
+        schemas and the prefix classes of every value of theirs holding the same identity (the
+        unrolling's other strings, in operations not chosen or slots not present, are left
+        out: one of them may share an identity under a schema no text of it fits)."""
+        if not self.atoms:
+            return lambda value: read_value(value, model)
+        held: set[int] = set()
+        for value in values:
+            read_value(value, model, None, held)
+        atoms = [(t, schema) for t, schema in self.atoms if t.get_id() in held]
+        texts = atom_texts(model, atoms, self.encoder.affixes)
         return lambda value: read_value(value, model, texts)
 
     def initial(self, state: SymState, overrides: Mapping[str, Any] | None = None) -> z3.BoolRef:
