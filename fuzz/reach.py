@@ -91,36 +91,65 @@ def plan(
 
     open_goals = [g for g in goals if g[0] in contract.operations]
     found: list[Prefix] = []
-    try:
-        # every check is charged what Z3 counted, no minimum: the same plans as before the one
-        # ``Effort`` of the solver layer served here too
-        budget = Effort(effort, timeout=HANG, least=0)
-        unrolling = Unrolling(contract, slots=slots_needed(contract, max_depth), timeout=HANG, effort=budget)
-        tr = unrolling.transition
-        unrolling.add(tr.invariants(unrolling.states[0]))
-        for depth in range(max_depth + 1):
-            # refusals are asked of the state after ``depth`` calls; acceptances of the call after
-            for accepted in (False, True):
-                if accepted:
-                    if depth == max_depth:
-                        break
-                    unrolling.add(tr.invariants(unrolling.extend()))
-                for goal in [g for g in open_goals if (g[1] is None) == accepted]:
-                    try:
-                        prefix = _plan_one(unrolling, goal, depth)
-                    except _GaveUp:
-                        return found  # the solver ran out of time
-                    if prefix is None:
-                        continue
-                    open_goals.remove(goal)
-                    found.append(prefix)
-                    if report is not None:
-                        report(prefix)
-            if not open_goals:
-                break
-    except (SolverError, z3.Z3Exception):
-        return found
+    # every check is charged what Z3 counted, no minimum: the same plans as before the one
+    # ``Effort`` of the solver layer served here too
+    budget = Effort(effort, timeout=HANG, least=0)
+    sized = 0  # calls the previous stage's collections had room for: its answers up to them stand
+    for room, deepest in [*((r, d) for r, d in SLOT_STAGES if r < max_depth), (max_depth, max_depth)]:
+        try:
+            unrolling = Unrolling(contract, slots=slots_needed(contract, room), timeout=HANG, effort=budget)
+            _search(unrolling, open_goals, found, min(deepest, max_depth), sized, report)
+        except _GaveUp:
+            return found  # the solver's effort is spent
+        except (SolverError, z3.Z3Exception):
+            return found
+        if not open_goals:
+            break
+        sized = room
     return found
+
+
+SLOT_STAGES = ((4, 12),)
+"""(room, deepest): an unrolling whose collections have room for the records of ``room`` calls
+searches up to ``deepest`` calls first; then one with room for ``max_depth`` calls searches
+again, past ``room``. A record per slot costs every step a frame equation per field and list
+place (lists hold as many items as a collection has slots), so room for 24 calls made one
+check of a nine-call plan on the review board cost more than 50 CPU-s where room for 4 found it
+in 2.4: most prefixes create a few records and then act on them. A plan found with less room is
+a real one (a write past the room is no transition)."""
+
+
+def _search(
+    unrolling: Unrolling,
+    open_goals: list[Goal],
+    found: list[Prefix],
+    max_depth: int,
+    sized: int,
+    report: Callable[[Prefix], None] | None,
+) -> None:
+    """Unroll up to ``max_depth`` calls, asking the open goals at each depth past ``sized`` calls
+    (below them an earlier unrolling's answer stands); move each goal met to ``found``."""
+    tr = unrolling.transition
+    unrolling.add(tr.invariants(unrolling.states[0]))
+    for depth in range(max_depth + 1):
+        # refusals are asked of the state after ``depth`` calls; acceptances of the call after
+        for accepted in (False, True):
+            if accepted:
+                if depth == max_depth:
+                    break
+                unrolling.add(tr.invariants(unrolling.extend()))
+            if unrolling.depth <= sized:
+                continue
+            for goal in [g for g in open_goals if (g[1] is None) == accepted]:
+                prefix = _plan_one(unrolling, goal, depth)
+                if prefix is None:
+                    continue
+                open_goals.remove(goal)
+                found.append(prefix)
+                if report is not None:
+                    report(prefix)
+        if not open_goals:
+            return
 
 
 class _GaveUp(Exception):
