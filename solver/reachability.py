@@ -110,11 +110,24 @@ def reachability_findings(
 
 
 def _requires_text(op: Operation) -> str:
-    return " and ".join(c.source for c in op.requires) or "true"
+    return _conjunction(op.requires) or "true"
 
 
 def _ensures_text(op: Operation) -> str:
-    return " and ".join(c.source for c in op.ensures)
+    return _conjunction(op.ensures)
+
+
+def _conjunction(clauses: tuple[Clause, ...]) -> str:
+    """The clauses joined with ``and``, an ``or`` or a conditional among several parenthesised
+    (``a or b and c`` would read as ``a or (b and c)``)."""
+    if len(clauses) < 2:
+        return " and ".join(c.source for c in clauses)
+    return " and ".join(f"({c.source})" if _loose(c.expr) else c.source for c in clauses)
+
+
+def _loose(expr: ir.Expr) -> bool:
+    """Whether an expression binds more loosely than ``and`` (an ``or``, a conditional)."""
+    return isinstance(expr, ir.IfExp) or (isinstance(expr, ir.BoolOp) and expr.op == "or")
 
 
 def _ensures_never_met(contract: Contract, names: list[str], effort: Effort) -> set[str]:

@@ -45,3 +45,13 @@ def test_explicit_bfs_agrees_with_known_answers(tmp_path: Path) -> None:
     assert rich.depth == 2
     cut = explicit_bfs(bank, lambda s: False, domain, max_depth=10, max_states=50)
     assert cut.cut and cut.path is None
+
+
+def test_a_warning_parenthesises_an_or_among_several_requires(tmp_path: Path) -> None:
+    """``uses < 0 or broken and open`` would read as ``uses < 0 or (broken and open)``."""
+    text = DOOR.replace(
+        "requires: [broken and not open and uses < 0]", "requires: ['uses < 0 or uses < -1', broken]"
+    )
+    door = write_contract(tmp_path, "door", text)
+    (warning,) = [f for f in reachability_findings(door) if f.kind == "never_enabled"]
+    assert warning.message.endswith("satisfies its requires ((uses < 0 or uses < -1) and broken)")
