@@ -140,8 +140,13 @@ def _search(
                 unrolling.add(tr.invariants(unrolling.extend()))
             if unrolling.depth <= sized:
                 continue
-            for goal in [g for g in open_goals if (g[1] is None) == accepted]:
-                prefix = _plan_one(unrolling, goal, depth)
+            pending = [g for g in open_goals if (g[1] is None) == accepted]
+            asked = {g: w for g in pending if (w := _wanted(unrolling, g, depth)) is not None}
+            # one question for all first: most depths meet none, and one check costs less than many
+            if len(asked) > 1 and _check(unrolling, z3.Or(*asked.values())) != z3.sat:
+                continue
+            for goal, wanted in asked.items():
+                prefix = _plan_one(unrolling, goal, wanted)
                 if prefix is None:
                     continue
                 open_goals.remove(goal)
@@ -167,29 +172,32 @@ def _check(unrolling: Unrolling, *assumptions: z3.BoolRef) -> z3.CheckSatResult:
     return result
 
 
-def _plan_one(unrolling: Unrolling, goal: Goal, depth: int) -> Prefix | None:
-    """The least prefix that meets ``goal`` at the unrolling's last state (a refusal) or with its
-    last call (an acceptance); None if there is none at this depth (raises ``_GaveUp`` if the
-    solver cannot say)."""
+def _wanted(unrolling: Unrolling, goal: Goal, depth: int) -> z3.BoolRef | None:
+    """``goal`` met at the unrolling's last state (a refusal) or by its last call (an
+    acceptance); None where the solver cannot express it."""
     name, failing = goal
     if name in unrolling.skipped:
         return None
     tr = unrolling.transition
     if failing is None:
-        wanted = unrolling.selectors[-1] == unrolling.ops.index(name)
-    else:
-        op = unrolling.contract.operations[name]
-        last = unrolling.states[-1]
-        try:
-            io = tr.step_vars(op, f"goal{depth}.{name}.{failing}")
-            held = [tr.clause(c, last, io) for c in op.requires[:failing]]
-            wanted = z3.And(io.constraints, *held, z3.Not(tr.clause(op.requires[failing], last, io)))
-        except SolverError:
-            return None  # a clause outside the symbolic fragment
+        return unrolling.selectors[-1] == unrolling.ops.index(name)
+    op = unrolling.contract.operations[name]
+    last = unrolling.states[-1]
+    try:
+        io = tr.step_vars(op, f"goal{depth}.{name}.{failing}")
+        held = [tr.clause(c, last, io) for c in op.requires[:failing]]
+        return z3.And(io.constraints, *held, z3.Not(tr.clause(op.requires[failing], last, io)))
+    except SolverError:
+        return None  # a clause outside the symbolic fragment
+
+
+def _plan_one(unrolling: Unrolling, goal: Goal, wanted: z3.BoolRef) -> Prefix | None:
+    """The least prefix that meets ``goal`` (``wanted``, of ``_wanted``) at this depth; None if
+    there is none (raises ``_GaveUp`` if the solver cannot say)."""
     if _check(unrolling, wanted) != z3.sat:
         return None
     prefix = _least(unrolling, wanted)
-    return prefix if failing is None else (*prefix, name)
+    return prefix if goal[1] is None else (*prefix, goal[0])
 
 
 def _least(unrolling: Unrolling, wanted: z3.BoolRef) -> Prefix:
