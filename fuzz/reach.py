@@ -95,7 +95,9 @@ def plan(
     # ``Effort`` of the solver layer served here too
     budget = Effort(effort, timeout=HANG, least=0)
     sized = 0  # calls the previous stage's collections had room for: its answers up to them stand
-    for room, deepest in [*((r, d) for r, d in SLOT_STAGES if r < max_depth), (max_depth, max_depth)]:
+    full = slots_needed(contract, max_depth)
+    stages = [(r, d) for r, d in SLOT_STAGES if r < max_depth and slots_needed(contract, r) != full]
+    for room, deepest in [*stages, (max_depth, max_depth)]:
         try:
             unrolling = Unrolling(contract, slots=slots_needed(contract, room), timeout=HANG, effort=budget)
             _search(unrolling, open_goals, found, min(deepest, max_depth), sized, report)
@@ -116,7 +118,8 @@ again, past ``room``. A record per slot costs every step a frame equation per fi
 place (lists hold as many items as a collection has slots), so room for 24 calls made one
 check of a nine-call plan on the review board cost more than 50 CPU-s where room for 4 found it
 in 2.4: most prefixes create a few records and then act on them. A plan found with less room is
-a real one (a write past the room is no transition)."""
+a real one (a write past the room is no transition). A contract whose collections no call
+grows (or that has none) has one unrolling only."""
 
 
 def _search(
