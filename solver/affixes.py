@@ -95,7 +95,9 @@ class Affixes:
         """The literals (of the first ``known``) with a listed affix, and their classes."""
         cached = self._chains.get(kind)
         if cached is None or cached[0] != known:
-            pairs = [(lit, self.literal_class(kind, text)) for lit, text in list(LITERAL_TEXTS.items())[:known]]
+            pairs = [
+                (lit, self.literal_class(kind, text)) for lit, text in list(LITERAL_TEXTS.items())[:known]
+            ]
             cached = self._chains[kind] = (known, [(lit, n) for lit, n in pairs if n])
         return cached[1]
 

@@ -39,7 +39,7 @@ from envfactory.contracts.errors import EvaluationError
 from envfactory.contracts.evaluator import Env
 from envfactory.contracts.interpreter import Interpreter
 from envfactory.solver import maps
-from envfactory.solver.affixes import Affixes
+from envfactory.solver.affixes import Affixes, has
 from envfactory.solver.symbolic import (
     NULL,
     Atom,
@@ -746,7 +746,7 @@ class Encoder:
                 if not (isinstance(s, Str) and isinstance(p, Str)):
                     continue
                 if not is_sym(s.t) and not is_sym(p.t):
-                    hit = s.t.startswith(p.t) if func == "startswith" else s.t.endswith(p.t)
+                    hit = has(func, s.t, p.t)
                 elif func == "startswith":
                     hit = z3.PrefixOf(to_z3(p.t), to_z3(s.t))
                 else:
