@@ -144,13 +144,12 @@ class Unrolling:
             first = self._model
             if self.check(*assumptions, *chosen, *wishes, limit=polish) != z3.sat:
                 self._model = first
-        chosen = [io[name] for io, name in zip(self.io, names, strict=True)]
+        calls = [io[name] for io, name in zip(self.io, names, strict=True)]
         read = self.transition.reader(
-            self._model, [v for vars_ in chosen for v in (vars_.input, vars_.output) if v is not None]
+            self._model, [v for vars_ in calls for v in (vars_.input, vars_.output) if v is not None]
         )
         result = []
-        for io, name in zip(self.io, names, strict=True):
-            vars_ = io[name]
+        for name, vars_ in zip(names, calls, strict=True):
             output = read(vars_.output) if vars_.output is not None else None
             result.append((name, read(vars_.input), output, True))
         return result
