@@ -83,13 +83,13 @@ def main() -> None:
     parser.add_argument("--limit", type=float, default=4.0, help="BFS seconds per N and task")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
-    folder = Path(tempfile.mkdtemp(prefix="envfactory-bench-"))
     print(
         f"{'N':>3} {'states':>10} | {'plan Z3':>9} {'plan BFS':>9} {'ratio':>10} | "
         f"{'prove Z3':>9} {'prove BFS':>9} {'ratio':>10}"
     )
-    for n in sizes:
-        print(row(n, folder, args.limit), flush=True)
+    with tempfile.TemporaryDirectory(prefix="envfactory-bench-") as folder:
+        for n in sizes:
+            print(row(n, Path(folder), args.limit), flush=True)
     print("ratio = explicit BFS time / symbolic time (higher: symbolic faster)")
 
 

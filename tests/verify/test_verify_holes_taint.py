@@ -39,7 +39,8 @@ from envfactory.trajectory import Trajectory, fill_holes, parse_trajectory
 from envfactory.verification import Verifier
 
 ROOT = Path(__file__).resolve().parents[2]
-_DIR = Path(tempfile.mkdtemp(prefix="envfactory-taint-"))
+_TMP = tempfile.TemporaryDirectory(prefix="envfactory-taint-")  # removed when the process ends
+_DIR = Path(_TMP.name)
 
 
 @pytest.fixture(scope="module")
