@@ -28,21 +28,14 @@ def _tool(name: str) -> str:
     return found
 
 
-def test_ruff_is_clean() -> None:
+SOURCES = ("contracts", "trajectory", "statemachine", "solver", "fuzz", "envfactory", "tests", "bench")
+
+
+@pytest.mark.parametrize("command", [("check",), ("format", "--check")], ids=["check", "format"])
+def test_ruff_is_clean(command: tuple[str, ...]) -> None:
+    """The lint rules, and the one layout ``ruff format`` gives the code."""
     result = subprocess.run(
-        [
-            _tool("ruff"),
-            "check",
-            "--no-cache",
-            "contracts",
-            "trajectory",
-            "statemachine",
-            "solver",
-            "fuzz",
-            "envfactory",
-            "tests",
-            "bench",
-        ],
+        [_tool("ruff"), *command, "--no-cache", *SOURCES],
         cwd=ROOT,
         capture_output=True,
         text=True,
