@@ -5,19 +5,24 @@ counter past four) needs a chain of calls that a random walk of twenty steps rar
 Coverage-guided fuzzers (AFL, libFuzzer) keep every input that showed something new and mutate it
 further; here "new" is read off the model state: a *feature* is one fact about it that the clauses
 can see — a scalar's value, a collection's size, the largest and smallest value of a record
-field across a collection, how many records have a flag set — with large numbers bucketed by
-their magnitude. A case whose accepted call shows a feature never seen before gives its accepted
+field across a collection, how many records have a flag set or hold a string the contract names,
+each record's shape (what the clauses read of it together), what a logged-in name is in the
+records — with large numbers bucketed by their magnitude. A case whose accepted call shows a feature never seen before gives its accepted
 calls so far to the corpus; later cases may replay one entry and go on from there, so chains grow
 across cases: one more guest, one more night, one more stay each time.
 
 Everything is a function of the calls made, so the same seed gives the same corpus.
-Imports the contracts layer only.
+Imports the contracts layer and the steering's reading of it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Any
+
+from envfactory.contracts import ir
+from envfactory.contracts.model import Contract
+from envfactory.fuzz.steering import literals, record_field
 
 LIMIT = 512
 """Entries a corpus keeps at most (the first ones: a later entry is rarely shallower)."""
@@ -25,6 +30,14 @@ LONGEST = 64
 """Calls an entry keeps at most: replaying it must leave a case room for its own steps."""
 EXACT = 16
 """Integers up to this magnitude are features as they are; larger ones by their bit length."""
+
+CACHE = 4096
+"""Records whose features a corpus keeps (``features``), past which it starts again."""
+SHAPE = 4
+"""A record's shape (``features``) tells its numbers and list lengths apart up to this one: a
+shape per combination of exact values would be too many to keep an entry for each."""
+WORD = 32
+"""Strings longer than this are no ``words``."""
 
 REMADE_HISTORY = 4
 """Changes of a deleted record past which a key made again under its name is no new feature."""
@@ -45,57 +58,220 @@ def _number(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def features(name: str, value: Any) -> Iterator[Feature]:
-    """The features of one state variable's value."""
+def features(
+    name: str,
+    value: Any,
+    words: Collection[str] = (),
+    read: Collection[str] = (),
+    affixes: Sequence[str] = (),
+    cache: dict[tuple[str, int], tuple[Any, Summary]] | None = None,
+) -> Iterator[Feature]:
+    """The features of one state variable's value. Of a record's text and list fields, only
+    those some clause ``read`` count (a note's free text is noise): a list's length, as a
+    number; the records that hold each of the ``words``, the strings the contract's clauses
+    name (``status == "closed"``), as a flag's count, and each of the ``affixes``, the prefixes and
+    suffixes they test (``branch.startswith("release/")``); the records that share a text. And each
+    record's *shape*, what the clauses read of it together (a pull request open with two
+    reviewers and one approval; a draft reopened once): a lifecycle's bugs are in
+    combinations that no one field's range shows. A ``cache`` keeps what each record showed, by
+    the record (an unchanged record is the same object in the next state)."""
     if _number(value):
         yield (name, bucket(value))
+    elif isinstance(value, str) and value not in words:
+        yield (name, "text")  # which text it is tells nothing (``relations`` tells what it names)
     elif isinstance(value, bool | str) or value is None:
-        yield (name, value if not isinstance(value, str) or len(value) <= 32 else len(value))
+        yield (name, value)
     elif isinstance(value, Mapping):
         yield (name, "size", bucket(len(value)))
-        highs: dict[str, int] = {}
-        lows: dict[str, int] = {}
-        flags: dict[str, int] = {}
+        highs: dict[tuple[str, str], int] = {}
+        lows: dict[tuple[str, str], int] = {}
+        counts: dict[tuple[str, Any], int] = {}
+        texts: dict[str, list[str]] = {}
+        shapes: set[tuple[Any, ...]] = set()
+        fields = sorted(read)
         for record in value.values():
             if not isinstance(record, Mapping):
                 if _number(record):
-                    highs["*"] = max(highs.get("*", record), record)
-                    lows["*"] = min(lows.get("*", record), record)
+                    _extend(highs, lows, ("*", ""), record)
                 continue
-            for field, item in record.items():
-                if _number(item):
-                    highs[field] = max(highs.get(field, item), item)
-                    lows[field] = min(lows.get(field, item), item)
-                elif item is True:
-                    flags[field] = flags.get(field, 0) + 1
-        for field, high in highs.items():
-            yield (name, field, "max", bucket(high))
-            yield (name, field, "min", bucket(lows[field]))
-        for field, count in flags.items():
-            yield (name, field, "set", bucket(count))
+            if cache is None:
+                summary = _summary(record, words, read, fields, affixes)
+            elif (hit := cache.get((name, id(record)))) is not None and hit[0] is record:
+                summary = hit[1]
+            else:
+                summary = _summary(record, words, read, fields, affixes)
+                if len(cache) >= CACHE:
+                    cache.clear()
+                cache[name, id(record)] = (record, summary)  # the record kept: its id is not reused
+            numbers, marks, found, shape = summary
+            for at, number in numbers:
+                _extend(highs, lows, at, number)
+            for mark in marks:
+                counts[mark] = counts.get(mark, 0) + 1
+            for field, text in found:
+                texts.setdefault(field, []).append(text)
+            if shape is not None:
+                shapes.add(shape)
+        for (field, of), high in highs.items():
+            yield (name, field, *(("len",) if of else ()), "max", bucket(high))
+            yield (name, field, *(("len",) if of else ()), "min", bucket(lows[field, of]))
+        for (field, what), count in counts.items():
+            shown = ("set",) if what is True else what if isinstance(what, tuple) else ("is", what)
+            yield (name, field, *shown, bucket(count))
+        for field, items in texts.items():
+            # records that share a text with another (two pull requests from one branch): where a
+            # server keys something by that text instead of by the record, it goes wrong
+            if (shared := len(items) - len(set(items))) > 0:
+                yield (name, field, "shared", bucket(shared))
+        yield from ((name, "record", shape) for shape in shapes)
+
+
+Summary = tuple[
+    tuple[tuple[tuple[str, str], int], ...], tuple[tuple[str, Any], ...], tuple[tuple[str, str], ...], Any
+]
+"""What one record shows (``_summary``): its numbers (and list lengths), its marks (flags set,
+words and affixes held), its texts, and its shape (None where no field is read)."""
+
+
+def _summary(
+    record: Mapping[str, Any],
+    words: Collection[str],
+    read: Collection[str],
+    fields: Sequence[str],
+    affixes: Sequence[str],
+) -> Summary:
+    numbers: list[tuple[tuple[str, str], int]] = []
+    marks: list[tuple[str, Any]] = []
+    texts: list[tuple[str, str]] = []
+    for field, item in record.items():
+        if _number(item):
+            numbers.append(((field, ""), item))
+        elif item is True:
+            marks.append((field, True))
+        elif field not in read:
+            continue
+        elif isinstance(item, str):
+            if item in words:
+                marks.append((field, item))
+            else:
+                texts.append((field, item))
+                marks.extend((field, ("has", affix)) for affix in _affixes(item, affixes))
+        elif isinstance(item, list | tuple):
+            numbers.append(((field, "len"), len(item)))
+    shape = tuple(_coarse(record.get(f), words, affixes) for f in fields) if fields else None
+    return tuple(numbers), tuple(marks), tuple(texts), shape
+
+
+def _affixes(text: str, affixes: Sequence[str]) -> list[str]:
+    return [a for a in affixes if text.startswith(a) or text.endswith(a)]
+
+
+def _coarse(item: Any, words: Collection[str], affixes: Sequence[str] = ()) -> Any:
+    """A record field's value in a record's shape: small numbers and lengths as they are (up to
+    ``SHAPE``), a word, or only that it is some text (and which of the ``affixes`` it has)."""
+    if _number(item):
+        return max(min(item, SHAPE), -1)
+    if isinstance(item, list | tuple):
+        return ("len", min(len(item), SHAPE))
+    if isinstance(item, str) and item not in words:
+        return ("text", *_affixes(item, affixes))
+    return item if isinstance(item, bool | str) or item is None else type(item).__name__
+
+
+def relations(
+    name: str, value: Any, state: Mapping[str, Any], read: Mapping[str, Collection[str]]
+) -> Iterator[Feature]:
+    """What a text scalar names in ``state`` (who is logged in): a key of which collection, with
+    which flags of its record set (``users[session].admin``), and how many records hold it in
+    each field a clause reads (the author of two pull requests, a reviewer of one)."""
+    for collection, records in state.items():
+        if not isinstance(records, Mapping):
+            continue
+        fields = read.get(collection, ())
+        record = records.get(value)
+        if record is not None:
+            yield (name, "key of", collection)
+            if isinstance(record, Mapping):
+                yield from ((name, collection, f, "set") for f, item in record.items() if item is True)
+        held: dict[str, int] = {}
+        for record in records.values():
+            if not isinstance(record, Mapping):
+                continue
+            for field in fields:
+                item = record.get(field)
+                if item == value or (isinstance(item, list | tuple) and value in item):
+                    held[field] = held.get(field, 0) + 1
+        yield from ((name, "in", collection, f, bucket(n)) for f, n in held.items())
+
+
+def _extend(highs: dict[Any, int], lows: dict[Any, int], at: Any, value: int) -> None:
+    highs[at] = max(highs.get(at, value), value)
+    lows[at] = min(lows.get(at, value), value)
+
+
+def _clauses(contract: Contract) -> Iterator[ir.Expr]:
+    """Every clause of the contract, and every value its effects write."""
+    yield from (c.expr for c in contract.invariants)
+    for op in contract.operations.values():
+        yield from (c.expr for c in (*op.requires, *op.ensures))
+        yield from (e.value for e in op.effects if e.value is not None)
+
+
+def words(contract: Contract) -> frozenset[str]:
+    """The short strings the contract's clauses and effects name (``status == "closed"``,
+    ``status = "draft"``): the values of a record's text field worth counting (``features``)."""
+    return frozenset(
+        node.value
+        for expr in _clauses(contract)
+        for node in ir.walk(expr)
+        if isinstance(node, ir.Const) and isinstance(node.value, str) and len(node.value) <= WORD
+    )
+
+
+def read_fields(contract: Contract) -> dict[str, frozenset[str]]:
+    """Per collection, the fields of its records that a clause reads (``pulls[n].branch``)."""
+    found: dict[str, set[str]] = {}
+    for expr in _clauses(contract):
+        for node in ir.walk(expr):
+            if (place := record_field(node, None)) is not None:
+                found.setdefault(place[0], set()).add(place[1])
+    return {name: frozenset(fields) for name, fields in found.items()}
 
 
 class Corpus:
     """Accepted-call sequences that each showed a state feature no earlier call had shown."""
 
-    __slots__ = ("entries", "seen")
+    __slots__ = ("affixes", "cache", "entries", "read", "seen", "words")
 
-    def __init__(self) -> None:
+    def __init__(self, contract: Contract | None = None) -> None:
         self.seen: set[Feature] = set()
         self.entries: list[tuple[Call, ...]] = []
+        self.words = words(contract) if contract is not None else frozenset()
+        """The strings the contract's clauses name (``features``)."""
+        self.read = read_fields(contract) if contract is not None else {}
+        """Per collection, the record fields its clauses read (``features``)."""
+        self.affixes = literals(contract) if contract is not None else ()
+        """The prefixes and suffixes the contract's clauses test texts for (``features``)."""
+        self.cache: dict[tuple[str, int], tuple[Any, Summary]] = {}
 
     def novel(self, state: Mapping[str, Any], names: Iterable[str]) -> bool:
         """Record the features of the variables ``names`` in ``state``; whether any is new."""
         seen = self.seen
         before = len(seen)
         for name in names:
-            seen.update(features(name, state.get(name)))
+            value = state.get(name)
+            seen.update(features(name, value, self.words, self.read.get(name, ()), self.affixes, self.cache))
+            if isinstance(value, str) and value not in self.words:
+                seen.update(relations(name, value, state, self.read))
         return len(seen) > before
 
-    def remade(self, collection: str, history: int) -> bool:
-        """Record that a key of ``collection`` was made again after a deletion, its old record
-        changed ``history`` times before; whether that (bucketed) was new."""
-        feature = ("remade", collection, min(history, REMADE_HISTORY))
+    def remade(self, collection: str, key: Any, history: int, state: Mapping[str, Any]) -> bool:
+        """Record that ``key`` of ``collection`` was made again after a deletion, its old record
+        changed ``history`` times before; whether that (bucketed), or where other records of
+        ``state`` still name the key (a reviewer asked before the account was removed: the new
+        account is the one they name now), was new."""
+        named = sorted({f[2:4] for f in relations(collection, key, state, self.read) if f[1] == "in"})
+        feature = ("remade", collection, min(history, REMADE_HISTORY), *named)
         if feature in self.seen:
             return False
         self.seen.add(feature)

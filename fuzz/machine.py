@@ -555,7 +555,7 @@ class Case:
                     if after is before:
                         continue
                     if name in session.deleted:
-                        self._records(op.name, name, before or {}, after or {})
+                        self._records(op.name, name, before or {}, after or {}, post)
                     if before and len(after or ()) < len(before):
                         self.dropped.setdefault(name, []).extend(k for k in before if k not in (after or ()))
                     if name in readers and after:
@@ -590,7 +590,7 @@ class Case:
             session.found(finding)
         raise error_for(finding)
 
-    def _records(self, op: str, name: str, before: Any, after: Any) -> None:
+    def _records(self, op: str, name: str, before: Any, after: Any, state: FrozenMap) -> None:
         """Count the records of collection ``name`` a call changed (``history``); a key made
         again under the name of a deleted one with a history is a state feature of its own
         (``Corpus.remade``), so the case that built it is kept for later cases to go on from, and
@@ -605,7 +605,11 @@ class Case:
                 made_again = key in self.dropped.get(name, ())
                 if made_again:
                     self.session.outcomes.add(f"{op}: {MADE_AGAIN}")
-                if made_again and corpus.remade(name, history.get((name, key), 0)) and not self.replaying:
+                if (
+                    made_again
+                    and corpus.remade(name, key, history.get((name, key), 0), state)
+                    and not self.replaying
+                ):
                     corpus.add(self.accepted)
                 history[(name, key)] = 0
             else:

@@ -283,7 +283,7 @@ class Session:
         """Findings earlier rounds of the run reported: seen again, they end the case quietly."""
         self.outcomes: set[str] = set()
         self.all_outcomes = clause_outcomes(closed)
-        self.corpus = Corpus()
+        self.corpus = Corpus(closed)
         """Accepted-call sequences that reached new state features, for cases to start from."""
         self.corpus.novel(self.initial, closed.state)
         self.published: tuple[tuple[Call, ...], ...] = ()

@@ -163,16 +163,16 @@ def _compared_with(
             for node in ir.walk(clause.expr):
                 if isinstance(node, ir.Compare) and node.op in ("in", "=="):
                     for side, other in ((node.left, node.right), (node.right, node.left)):
-                        place = _record_field(other, None)
+                        place = record_field(other, None)
                         if isinstance(side, ir.Name) and side.id == var and place and place not in holders:
                             holders.append(place)
-                place = _record_field(node, var)
+                place = record_field(node, var)
                 if place and place not in flags:
                     flags.append(place)
     return tuple(holders), tuple(flags)
 
 
-def _record_field(node: ir.Expr, key: str | None) -> tuple[str, str] | None:
+def record_field(node: ir.Expr, key: str | None) -> tuple[str, str] | None:
     """``(c, g)`` for ``c[...].g`` (for ``c[key].g`` only, where ``key`` names a variable)."""
     if not (
         isinstance(node, ir.Attr) and isinstance(node.obj, ir.Index) and isinstance(node.obj.obj, ir.Name)
@@ -342,6 +342,7 @@ __all__ = [
     "input_field",
     "key_fields",
     "literals",
+    "record_field",
     "roles",
     "thresholds",
 ]

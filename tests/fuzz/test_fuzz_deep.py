@@ -205,6 +205,69 @@ def test_corpus_features_see_counters_sizes_and_flags() -> None:
     assert corpus.novel({"stays": 4}, ["stays"])
 
 
+def test_corpus_features_see_what_the_clauses_read_of_texts_and_lists() -> None:
+    """Of text and list fields, what the review board's clauses read: how many pull requests
+    hold each status the contract names, the longest and shortest list of reviewers, the pull
+    requests that share a branch (a server that keys the reopen count by branch goes wrong
+    there); a free-text field no clause reads is no feature. A logged-in user is no feature by
+    name, but by what they are: a user, an admin, the author of two pull requests."""
+    from envfactory.fuzz.corpus import Corpus, features
+
+    contract = envfactory.load(IMPLS / "reviews.yaml")
+    corpus = Corpus(contract)
+    assert {"draft", "open", "closed", "merged", "release/", "-wip"} <= corpus.words
+    assert corpus.read["pulls"] >= {"branch", "status", "reviewers", "approvals", "author"}
+    pull = {"author": "ann", "branch": "x", "status": "closed", "reviewers": ["bo"], "approvals": []}
+    pulls = {1: pull, 2: {**pull, "status": "open", "reviewers": []}, 3: {**pull, "branch": "y"}}
+    pulls[4] = {**pull, "branch": "release/x"}
+    shown = set(features("pulls", pulls, corpus.words, corpus.read["pulls"], corpus.affixes))
+    assert {
+        ("pulls", "status", "is", "closed", 3),
+        ("pulls", "status", "is", "open", 1),
+        ("pulls", "reviewers", "len", "max", 1),
+        ("pulls", "reviewers", "len", "min", 0),
+        ("pulls", "branch", "shared", 1),
+        ("pulls", "author", "shared", 3),
+        ("pulls", "branch", "has", "release/", 1),
+    } <= shown
+    assert not [f for f in shown if "status" in f and "shared" in f]  # named values are counted
+    shapes = {f[2] for f in shown if f[1] == "record"}
+    fields = sorted(corpus.read["pulls"])
+    assert len(shapes) == 3  # 1 and 3 differ in their branch's text alone; 4's is a release
+    assert (
+        "pulls",
+        "record",
+        (("len", 0), ("text",), ("text", "release/"), None, None, ("len", 1), "closed"),
+    ) in shown
+    assert {
+        "approvals": ("len", 0),
+        "author": ("text",),
+        "branch": ("text",),
+        "pushes": None,
+        "reopened": None,
+        "reviewers": ("len", 1),
+        "status": "closed",
+    } in [dict(zip(fields, shape, strict=True)) for shape in shapes]
+    # no field read: no text, list or shape feature
+    assert set(features("pulls", pulls, corpus.words, (), corpus.affixes)) == {("pulls", "size", 4)}
+    users = {"ann": {"admin": True, "merged": 0}, "bo": {"admin": False, "merged": 0}}
+    state = {"session": "ann", "users": users, "pulls": pulls}
+    assert corpus.novel(state, ["session"])
+    assert {
+        ("session", "text"),
+        ("session", "key of", "users"),
+        ("session", "users", "admin", "set"),
+        ("session", "in", "pulls", "author", 4),
+    } <= corpus.seen
+    assert not [f for f in corpus.seen if "ann" in f]
+    assert corpus.novel({**state, "session": "bo"}, ["session"])  # a reviewer now, no admin
+    assert not corpus.novel({**state, "session": "cy", "users": {**users, "cy": users["ann"]}}, ["session"])
+    # an account made again while a pull request still names it as a reviewer is new once
+    assert corpus.remade("users", "bo", 0, state) and not corpus.remade("users", "bo", 0, state)
+    assert ("remade", "users", 0, ("pulls", "reviewers")) in corpus.seen
+    assert corpus.remade("users", "dee", 0, state) and not corpus.remade("users", "eve", 0, state)
+
+
 def test_value_moves_survive_a_replay_that_comes_back_shorter(monkeypatch: pytest.MonkeyPatch) -> None:
     """Moving a value can make the finding show in fewer steps (the replay stops at the first
     failing call); the shrinker's walk over the steps must follow the shorter trace, not index
