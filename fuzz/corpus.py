@@ -94,15 +94,15 @@ def features(
                 if _number(record):
                     _extend(highs, lows, ("*", ""), record)
                 continue
-            if cache is None:
-                summary = _summary(record, words, read, fields, affixes)
-            elif (hit := cache.get((name, id(record)))) is not None and hit[0] is record:
+            hit = cache.get((name, id(record))) if cache is not None else None
+            if hit is not None and hit[0] is record:
                 summary = hit[1]
             else:
                 summary = _summary(record, words, read, fields, affixes)
-                if len(cache) >= CACHE:
-                    cache.clear()
-                cache[name, id(record)] = (record, summary)  # the record kept: its id is not reused
+                if cache is not None:
+                    if len(cache) >= CACHE:
+                        cache.clear()
+                    cache[name, id(record)] = (record, summary)  # the record kept: its id is not reused
             numbers, marks, found, shape = summary
             for at, number in numbers:
                 _extend(highs, lows, at, number)
@@ -282,4 +282,4 @@ class Corpus:
             self.entries.append(tuple(calls))
 
 
-__all__ = ["Call", "Corpus", "bucket", "features"]
+__all__ = ["Call", "Corpus", "Summary", "bucket", "features", "read_fields", "relations", "words"]

@@ -211,7 +211,7 @@ def test_corpus_features_see_what_the_clauses_read_of_texts_and_lists() -> None:
     requests that share a branch (a server that keys the reopen count by branch goes wrong
     there); a free-text field no clause reads is no feature. A logged-in user is no feature by
     name, but by what they are: a user, an admin, the author of two pull requests."""
-    from envfactory.fuzz.corpus import Corpus, features
+    from envfactory.fuzz.corpus import Corpus, Summary, features
 
     contract = envfactory.load(IMPLS / "reviews.yaml")
     corpus = Corpus(contract)
@@ -231,6 +231,10 @@ def test_corpus_features_see_what_the_clauses_read_of_texts_and_lists() -> None:
         ("pulls", "branch", "has", "release/", 1),
     } <= shown
     assert not [f for f in shown if "status" in f and "shared" in f]  # named values are counted
+    cache: dict[tuple[str, int], tuple[object, Summary]] = {}
+    for _ in range(2):  # read into the cache, then out of it: the same features
+        again = features("pulls", pulls, corpus.words, corpus.read["pulls"], corpus.affixes, cache)
+        assert set(again) == shown and len(cache) == len(pulls)
     shapes = {f[2] for f in shown if f[1] == "record"}
     fields = sorted(corpus.read["pulls"])
     assert len(shapes) == 3  # 1 and 3 differ in their branch's text alone; 4's is a release
