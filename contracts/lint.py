@@ -7,7 +7,6 @@ findings to the same list.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import attrs
@@ -40,16 +39,6 @@ class Finding:
 
 def _state_names(node: ir.Expr, state: set[str]) -> set[str]:
     return set(ir.free_names(node)) & state
-
-
-def _all_clauses(contract: Contract) -> Iterator[tuple[str | None, Clause]]:
-    for name, op in contract.operations.items():
-        for clause in op.requires + op.ensures:
-            yield name, clause
-    for clause in contract.invariants:
-        yield None, clause
-    for clause in contract.goals.values():
-        yield None, clause
 
 
 def _constant_value(clause: Clause) -> Any:
@@ -91,7 +80,7 @@ def lint(contract: Contract) -> list[Finding]:
                     read |= _state_names(part, state)
             if effect.target.key is not None or effect.target.fields:
                 read.add(effect.target.var)
-    for _, clause in _all_clauses(contract):
+    for _, clause in contract.clauses():
         read |= _state_names(clause.expr, state)
 
     for name, var in contract.state.items():
@@ -111,7 +100,7 @@ def lint(contract: Contract) -> list[Finding]:
                 )
             )
 
-    for op_name, clause in _all_clauses(contract):
+    for op_name, clause in contract.clauses():
         names = ir.free_names(clause.expr)
         if _contradiction(clause.expr):
             kind = "unsatisfiable_precondition" if clause.kind == "requires" else "constant_clause"

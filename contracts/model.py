@@ -6,7 +6,7 @@ fields excluded from equality, built once by the loader so that every user share
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import attrs
@@ -187,6 +187,15 @@ class Contract:
 
     def state_types(self) -> dict[str, T.Type]:
         return {name: var.type for name, var in self.state.items()}
+
+    def clauses(self) -> Iterator[tuple[str | None, Clause]]:
+        """Every clause with the operation it belongs to: each operation's ``requires`` and
+        ``ensures``, then the invariants and goals (``None``)."""
+        for name, op in self.operations.items():
+            for clause in (*op.requires, *op.ensures):
+                yield name, clause
+        for clause in (*self.invariants, *self.goals.values()):
+            yield None, clause
 
     def with_closed_world(self) -> Contract:
         """The same contract with every unknown initial value made known (empty or null)."""

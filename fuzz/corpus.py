@@ -211,9 +211,8 @@ def _extend(highs: dict[Any, int], lows: dict[Any, int], at: Any, value: int) ->
 
 def _clauses(contract: Contract) -> Iterator[ir.Expr]:
     """Every clause of the contract, and every value its effects write."""
-    yield from (c.expr for c in contract.invariants)
+    yield from (clause.expr for _, clause in contract.clauses())
     for op in contract.operations.values():
-        yield from (c.expr for c in (*op.requires, *op.ensures))
         yield from (e.value for e in op.effects if e.value is not None)
 
 

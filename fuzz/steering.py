@@ -304,11 +304,8 @@ def literals(contract: Contract) -> tuple[str, ...]:
     "release/")``), in the order they appear: values a string strategy never draws, which a
     fuzzer's dictionary offers to string fields (the field tested may be a record's, filled
     from an input several calls before)."""
-    clauses = [*contract.invariants]
-    for op in contract.operations.values():
-        clauses += [*op.requires, *op.ensures]
     found: list[str] = []
-    for clause in clauses:
+    for _, clause in contract.clauses():
         for node in ir.walk(clause.expr):
             if isinstance(node, ir.Call) and node.func in AFFIXES and len(node.args) == 2:
                 arg = node.args[1]

@@ -210,9 +210,8 @@ def _unread_fields(contract: Contract, extra: Sequence[Clause | ir.Expr]) -> fro
     by attribute, by a constant index, or as an effect's target field."""
     named: set[str] = set()
     exprs: list[ir.Expr] = [c.expr if isinstance(c, Clause) else c for c in extra]
-    exprs += [c.expr for c in [*contract.invariants, *contract.goals.values()]]
+    exprs += [clause.expr for _, clause in contract.clauses()]
     for op in contract.operations.values():
-        exprs += [c.expr for c in [*op.requires, *op.ensures]]
         for effect in op.effects:
             named.update(effect.target.fields)
             exprs += [e for e in (effect.target.key, effect.value) if e is not None]
