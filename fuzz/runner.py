@@ -48,10 +48,14 @@ SHRINK_GRACE = 0.2
 """Share of the time budget a run may add to finish shrinking what it found."""
 MIN_GRACE = 2.0
 SHRINK_CASES = 200
-"""Test cases a run goes on for after its first finding (more search, then Hypothesis's shrinking)."""
+"""Test cases in a row without a failing one after which a round's shrinking ends. Hypothesis's
+shrinker tries only cases smaller than its best, so each failing case is progress: it shrinks
+for as long as it makes some and the budget (with its grace period) lasts, and a pass that finds
+nothing ends it (``shrink.minimize`` then finishes the job on whole steps)."""
 SLOW_KINDS = frozenset(("hang", "resource"))
 SLOW_SHRINK_CASES = 5
-"""Test cases Hypothesis may spend shrinking a hang (each one may wait out the call limit)."""
+"""Test cases Hypothesis may spend shrinking a hang in all (each one may wait out the call limit,
+and each one that does is progress)."""
 REACH_SHARE = 0.25
 """The share of the budget (or of the examples) searched before the solver plans its prefixes."""
 EPOCH = 100
@@ -258,7 +262,12 @@ class Session:
         run ends with it, never with a quiet summary (Hypothesis may otherwise replay the case
         as flaky, the fuzzer's steering having moved on, and end the round without a word)."""
         self.first_case: int | None = None
+        """The test case of the round's first finding."""
+        self.last_failure = 0
+        """The test case of the round's last finding (Hypothesis's shrinking progressing)."""
         self.shrink_cases = SHRINK_CASES
+        self.slow_finding = False
+        """A hang or resource finding this round: its shrinking is bounded from its first case."""
         self.kinds: frozenset[str] | None = None
         self.searching = False
         self.minimize_deadline: float | None = None
@@ -345,9 +354,13 @@ class Session:
         ):
             self.stale = self.stopped = True
             raise StopRun  # short cases found nothing new for a while: the next round's are longer
-        if self.first_case is not None and self.test_cases - self.first_case >= self.shrink_cases:
+        if self.first_case is not None and (
+            self.test_cases - self.first_case >= SLOW_SHRINK_CASES
+            if self.slow_finding
+            else self.test_cases - self.last_failure >= self.shrink_cases
+        ):
             self.stopped = True
-            raise StopRun  # Hypothesis has shrunk enough; shrink.minimize finishes the job
+            raise StopRun  # Hypothesis's shrinking stalled; shrink.minimize finishes the job
         if self.max_cases is not None and self.test_cases >= self.max_cases:
             self.stopped = True
             raise StopRun  # failing cases do not count towards max_examples: bound them here
@@ -388,8 +401,9 @@ class Session:
         fresh = finding.key not in self.findings.by_key
         if self.first_case is None:
             self.first_case = self.test_cases
+        self.last_failure = self.test_cases
         if finding.kind in SLOW_KINDS:  # every shrinking case may wait out the limit again
-            self.shrink_cases = min(self.shrink_cases, SLOW_SHRINK_CASES)
+            self.slow_finding = True
         self.findings.add(finding, self.elapsed())
         if fresh and self.on_finding is not None:
             self.on_finding(finding)
@@ -711,6 +725,7 @@ def _run_round(
     """One Hypothesis run: it ends at its example limit, after shrinking what it found, or when
     the session stops it (the budget, the shrinking cap)."""
     session.first_case = None
+    session.slow_finding = False
     session.stopped = False
     contract, target = session.contract, session.target
     if build_machine is not None:
