@@ -449,3 +449,31 @@ def test_a_wrong_status_from_a_clause_not_checked_gives_way_to_the_accepted_call
     assert late.key in session.explained
     other = attrs.evolve(late, status=400)  # no clause left out answers 400
     assert skipped(session, other) is None
+
+
+def test_hypothesis_shrinks_while_it_makes_progress_and_a_stall_ends_it() -> None:
+    """A round's shrinking is not cut a fixed number of cases after the first finding: each
+    failing case (the shrinker only tries smaller ones) restarts the count, and
+    ``SHRINK_CASES`` cases without one end the round; a hang is bounded from its first case."""
+    contract = envfactory.load(IMPLS / "library.yaml")
+    target = open_target(f"python:{IMPLS / 'library_impl.py'}:ThirdBook", contract)
+    session = runner.Session(contract, target, mode="adversarial", time_budget=None)
+    steps = (Step("join", {"name": "a"}, None, 200, True),)
+    finding = Finding("forbidden_accepted", "join", "m", steps, "status 409")
+    session.found(finding)  # the first finding, at case 0
+    for _ in range(3 * runner.SHRINK_CASES):  # far past the cap, with a failing case every 50
+        session.begin_case()
+        if session.test_cases % 50 == 0:
+            session.found(finding)
+    with pytest.raises(runner.StopRun):  # then no progress: the stall ends the round
+        for _ in range(runner.SHRINK_CASES + 1):
+            session.begin_case()
+    assert session.test_cases - session.last_failure == runner.SHRINK_CASES
+
+    session.first_case, session.test_cases, session.stopped = None, 0, False
+    session.found(attrs.evolve(finding, kind="hang"))
+    with pytest.raises(runner.StopRun):
+        for _ in range(runner.SLOW_SHRINK_CASES + 1):
+            session.begin_case()
+            session.found(attrs.evolve(finding, kind="hang"))  # progress does not extend a hang's
+    assert session.test_cases == runner.SLOW_SHRINK_CASES
