@@ -563,6 +563,20 @@ DEEP: dict[str, list[tuple[str, int]]] = {
         ("RecreatedReviewer", 10),
         ("ReopenedDraftApproved", 10),
     ],
+    # held out (session 18): written without reading the fuzzer, in shapes the others have less
+    # of (a clock with deadlines a late bid pushes back, a bid exactly at the leading bid plus the
+    # step, funds held across lots and an escrow that must equal them, a per-seller limit counted
+    # across records, a lifecycle branching to cancelled, a lot id removed and made again)
+    "auction": [
+        ("ExactRebid", 8),
+        ("ExtendedDeadline", 8),
+        ("ThirdExtension", 10),
+        ("DraftCancelFreesSlot", 11),
+        ("ClosedNotHeld", 8),
+        ("StaleLockReleased", 10),
+        ("ReusedLotId", 11),
+        ("RemoveUnsettled", 8),
+    ],
 }
 CORRECT = {
     "library": "Library",
@@ -576,6 +590,7 @@ CORRECT = {
     "fleet": "Fleet",
     "clinic": "Clinic",
     "reviews": "Reviews",
+    "auction": "Auction",
 }
 
 
