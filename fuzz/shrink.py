@@ -123,19 +123,20 @@ def minimize(session: Session, finding: Finding) -> Finding:
     between them two moves that let more steps go: values renamed, one call at a time, to another
     value the trace uses in the same field (the uses of a third API key moved onto the first
     two, after which its creation goes), and integers moved to their schema's bounds (one restock
-    of the most a call allows instead of two); when those stall, the costlier moves ``_merged``,
-    ``_pairs``, ``_later`` and ``_freed``, each within ``FALLBACK_REPLAYS`` replays per step."""
+    of the most a call allows instead of two); when those stall, the costlier moves ``_added``,
+    ``_fresh``, ``_merged``, ``_pairs``, ``_later`` and ``_freed``, each within
+    ``FALLBACK_REPLAYS`` replays per step."""
     best = _deletions(session, finding)
     for _ in range(MAX_ROUNDS):
         moved = _deletions(session, _extremes(session, _normalize(session, best)))
-        for fallback in (_merged, _pairs, _later, _freed):
+        for fallback in (_added, _fresh, _merged, _pairs, _later, _freed):
             if len(moved.steps) < len(best.steps):
                 break
             moved = fallback(session, best)
         if len(moved.steps) >= len(best.steps):
             break
         best = moved
-    return _named(session, best)
+    return _named(session, _dropped(session, best))
 
 
 def _shorter(session: Session, finding: Finding, trials: Iterable[tuple[list[Step], int | None]]) -> Finding:
@@ -158,6 +159,90 @@ def _shorter(session: Session, finding: Finding, trials: Iterable[tuple[list[Ste
         if len(shorter.steps) < len(finding.steps):
             return shorter
     return finding
+
+
+def _added(session: Session, finding: Finding) -> Finding:
+    """``finding`` made shorter by a call sending an optional field it left out: a tick of the most
+    rounds stands for two; a lot opened for the least number of rounds instead of the default
+    lets a tick go, which has to go with it (the tick would end the bidding that comes after).
+    Each field is tried at its schema's bounds and at the values a clause compares it with (an
+    integer), both booleans or its enum: first alone, then with each other step left out."""
+    steps = finding.steps
+    ops = session.contract.operations
+    added: list[list[Step]] = []
+    for i in range(len(steps) - 1, -1, -1):
+        step = steps[i]
+        if not isinstance(step.input, Mapping):
+            continue
+        props, _, _ = object_properties(ops[step.tool].input_schema)
+        for field, schema in props.items():
+            if field in step.input or not isinstance(schema, Mapping):
+                continue
+            values = _optional_values(schema) + _state_bounds(session, steps, i, str(field))
+            added += [_with(steps, i, step, field, value) for value in dict.fromkeys(values)]
+
+    def trials() -> Iterator[tuple[list[Step], int | None]]:
+        yield from ((trial, None) for trial in added)
+        for trial in added:
+            for j in range(len(trial) - 2, -1, -1):
+                if trial[j] is not steps[j]:  # the step that got the field stays
+                    continue
+                yield [*trial[:j], *trial[j + 1 :]], None
+
+    return _shorter(session, finding, trials())
+
+
+def _dropped(session: Session, finding: Finding) -> Finding:
+    """``finding`` with each optional input field left out where it still shows in as many
+    steps: a ``join`` that needs no ``funds`` sends none (what is left is what the finding needs,
+    or a value the search drew and Hypothesis could not take back)."""
+    best = finding
+    ops = session.contract.operations
+    for i in range(len(finding.steps)):
+        for field in list(_fields(finding.steps[i])):
+            step = _step_at(best, i, finding.steps[i].tool)
+            if step is None:
+                return best  # a replay came back otherwise: the rest stays as it is
+            _, required, _ = object_properties(ops[step.tool].input_schema)
+            if field in required or field not in step.input:
+                continue
+            trial = list(best.steps)
+            trial[i] = attrs.evolve(step, input={k: v for k, v in step.input.items() if k != field})
+            found = replay(session, trial, best.key)
+            if found is not None and len(found.steps) <= len(best.steps):
+                best = found
+    return best
+
+
+def _fresh(session: Session, finding: Finding) -> Finding:
+    """``finding`` made shorter by leaving out a call that sends a name and giving the calls after
+    it a new name instead: a lot removed and made again under its old name becomes a lot made
+    under a new one, and the removal goes (a rename onto a name the trace uses is ``_merged``)."""
+    steps = finding.steps
+    names = _strings(steps)
+    new = next((n for n in NAMES if n not in names), None)
+    if new is None:
+        return finding
+    trials = (
+        ([*steps[:j], *_renamed(steps[j + 1 :], name, new)], None)
+        for j in range(len(steps) - 2, -1, -1)
+        for name in dict.fromkeys(v for v in steps[j].input.values() if v in names)
+        if isinstance(steps[j].input, Mapping)
+    )
+    return _shorter(session, finding, trials)
+
+
+def _optional_values(schema: Mapping[str, Any]) -> list[Any]:
+    """What an optional field left out is tried at (``_added``): its enum, both booleans, or an
+    integer's least and greatest values."""
+    if "enum" in schema:
+        return list(schema["enum"])
+    kind = schema.get("type")
+    if kind == "boolean":
+        return [True, False]
+    if kind == "integer":
+        return [bound for bound in integer_bounds(schema) if bound is not None]
+    return []
 
 
 def _merged(session: Session, finding: Finding) -> Finding:

@@ -451,10 +451,11 @@ def test_a_wrong_status_from_a_clause_not_checked_gives_way_to_the_accepted_call
     assert skipped(session, other) is None
 
 
-def test_hypothesis_shrinks_while_it_makes_progress_and_a_stall_ends_it() -> None:
+def test_hypothesis_shrinks_while_it_makes_progress_and_a_stall_or_its_share_ends_it() -> None:
     """A round's shrinking is not cut a fixed number of cases after the first finding: each
     failing case (the shrinker only tries smaller ones) restarts the count, and
-    ``SHRINK_CASES`` cases without one end the round; a hang is bounded from its first case."""
+    ``SHRINK_CASES`` cases without one end the round, as does ``SHRINK_SHARE`` of a time budget;
+    a hang is bounded from its first case."""
     contract = envfactory.load(IMPLS / "library.yaml")
     target = open_target(f"python:{IMPLS / 'library_impl.py'}:ThirdBook", contract)
     session = runner.Session(contract, target, mode="adversarial", time_budget=None)
@@ -470,6 +471,18 @@ def test_hypothesis_shrinks_while_it_makes_progress_and_a_stall_ends_it() -> Non
             session.begin_case()
     assert session.test_cases - session.last_failure == runner.SHRINK_CASES
 
+    # in a run with a time budget, a share of it ends the shrinking however it progresses
+    clock = [100.0]
+    session.elapsed = lambda: clock[0]  # type: ignore[method-assign]
+    session.first_case, session.test_cases, session.time_budget = None, 0, 20.0
+    session.found(finding)
+    clock[0] += 20.0 * runner.SHRINK_SHARE - 0.01
+    session.found(finding)
+    assert not session.shrunk_enough()
+    clock[0] += 0.01
+    assert session.shrunk_enough()
+    session.time_budget = None
+
     session.first_case, session.test_cases, session.stopped = None, 0, False
     session.found(attrs.evolve(finding, kind="hang"))
     with pytest.raises(runner.StopRun):
@@ -477,3 +490,42 @@ def test_hypothesis_shrinks_while_it_makes_progress_and_a_stall_ends_it() -> Non
             session.begin_case()
             session.found(attrs.evolve(finding, kind="hang"))  # progress does not extend a hang's
     assert session.test_cases == runner.SLOW_SHRINK_CASES
+
+
+def test_an_optional_field_sent_lets_a_call_go_and_one_not_needed_is_left_out() -> None:
+    """A lot opened with the default two rounds needs two ticks before it closes; opened for one
+    round (a field the trace never sent) it needs one, and the other tick goes with the field
+    added (the minimal 8 calls, not 9). The funds the search drew for the bidder are left out."""
+    calls = [
+        ("join", {"name": "s"}),
+        ("join", {"name": "b", "funds": 17}),
+        ("create", {"lot": "x", "seller": "s"}),
+        ("open", {"lot": "x"}),
+        ("bid", {"lot": "x", "bidder": "b", "amount": 3}),
+        ("tick", {}),
+        ("tick", {}),
+        ("close", {"lot": "x"}),
+        ("remove", {"lot": "x"}),
+    ]
+    finding = _shrunk("auction", "RemoveUnsettled", calls)
+    assert (finding.kind, finding.operation, len(finding.steps)) == ("forbidden_accepted", "remove", 8)
+    assert [s.tool for s in finding.steps].count("tick") == 1
+    assert all("funds" not in s.input for s in finding.steps)
+
+
+def test_a_name_freed_and_made_again_becomes_a_new_name() -> None:
+    """A lot made, cancelled, removed and made again under its old name stands for a lot made
+    under a new one: the removal goes (11 calls, the minimal, not 12)."""
+    calls = [
+        ("join", {"name": "s"}),
+        *[("create", {"lot": lot, "seller": "s"}) for lot in ("p", "q", "r")],
+        *[("open", {"lot": lot}) for lot in ("p", "q", "r")],
+        ("create", {"lot": "t", "seller": "s"}),
+        ("cancel", {"lot": "t"}),
+        ("remove", {"lot": "t"}),
+        ("create", {"lot": "t", "seller": "s"}),
+        ("open", {"lot": "t"}),
+    ]
+    finding = _shrunk("auction", "DraftCancelFreesSlot", calls)
+    assert (finding.kind, finding.operation, len(finding.steps)) == ("forbidden_accepted", "open", 11)
+    assert "remove" not in [s.tool for s in finding.steps]
