@@ -7,7 +7,8 @@ further; here "new" is read off the model state: a *feature* is one fact about i
 can see — a scalar's value, a collection's size, the largest and smallest value of a record
 field across a collection, how many records have a flag set or hold a string the contract names,
 each record's shape (what the clauses read of it together), what a logged-in name is in the
-records — with large numbers bucketed by their magnitude. A case whose accepted call shows a feature never seen before gives its accepted
+records, how many records satisfy each comparison a clause makes of one record with the rest of
+the state (``Atom``) — with large numbers bucketed by their magnitude. A case whose accepted call shows a feature never seen before gives its accepted
 calls so far to the corpus; later cases may replay one entry and go on from there, so chains grow
 across cases: one more guest, one more night, one more stay each time.
 
@@ -20,9 +21,13 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
+import attrs
+
 from envfactory.contracts import ir
+from envfactory.contracts.errors import EvaluationError
+from envfactory.contracts.evaluator import Compiled, Env, compile_expr
 from envfactory.contracts.model import Contract
-from envfactory.fuzz.steering import literals, record_field
+from envfactory.fuzz.steering import input_field, literals, record_field
 
 LIMIT = 512
 """Entries a corpus keeps at most (the first ones: a later entry is rarely shallower)."""
@@ -38,6 +43,9 @@ SHAPE = 4
 shape per combination of exact values would be too many to keep an entry for each."""
 WORD = 32
 """Strings longer than this are no ``words``."""
+
+ATOM_RECORDS = 16
+"""Records of a collection an ``Atom`` is tested on at most in one state."""
 
 REMADE_HISTORY = 4
 """Changes of a deleted record past which a key made again under its name is no new feature."""
@@ -237,10 +245,86 @@ def read_fields(contract: Contract) -> dict[str, frozenset[str]]:
     return {name: frozenset(fields) for name, fields in found.items()}
 
 
+@attrs.frozen(eq=False)
+class Atom:
+    """A comparison a clause makes of the record an input field names, with the state around it
+    (``clock < lots[input.lot].deadline``, a bid's last round ``lots[input.lot].deadline - clock
+    == 1``, a seller's live lots ``sum(...) < 3``): tested on every record of the collection, how
+    many satisfy it is a feature. A relation between a record and the rest of the state is what
+    no one field's range shows (predicate abstraction over the contract's own atoms)."""
+
+    expr: ir.Expr
+    collection: str
+    field: str
+    """The input field that names the record (``lot``)."""
+    reads: frozenset[str]
+    """The state variables the comparison reads: it is tested again when a call writes one."""
+    test: Compiled
+
+
+def atoms(contract: Contract) -> tuple[Atom, ...]:
+    """The comparisons of the contract's clauses and effects that read one record named by one
+    input field, and other state, and that the record's own features do not show already (a
+    field against a constant: its numbers and words)."""
+    names = set(contract.state)
+    collections = {name for name, var in contract.state.items() if var.collection}
+    found: dict[ir.Expr, Atom] = {}
+    for expr in _clauses(contract):
+        for node in ir.walk(expr):
+            if not isinstance(node, ir.Compare) or node in found or _plain(node):
+                continue
+            free = ir.free_names(node)
+            if not free - {"input"} or not free <= names | {"input"}:
+                continue
+            nodes = list(ir.walk(node))
+            fields = {f for n in nodes if (f := input_field(n)) is not None}
+            keyed = [
+                n.obj.id
+                for n in nodes
+                if isinstance(n, ir.Index) and isinstance(n.obj, ir.Name) and input_field(n.key) is not None
+            ]
+            if len(fields) != 1 or len(set(keyed)) != 1:
+                continue
+            uses = sum(1 for n in nodes if input_field(n) is not None)
+            collection = keyed[0]
+            if uses != len(keyed) or collection not in collections:
+                continue  # the field is read as a value too: not only a record's name
+            found[node] = Atom(
+                node, collection, fields.pop(), frozenset(free - {"input"}), compile_expr(node)
+            )
+    return tuple(found.values())
+
+
+def _plain(node: ir.Compare) -> bool:
+    """A record field, a scalar or an input compared with a constant."""
+    for side, other in ((node.left, node.right), (node.right, node.left)):
+        if isinstance(other, ir.Const) and (
+            isinstance(side, ir.Name) or record_field(side, None) is not None or input_field(side) is not None
+        ):
+            return True
+    return False
+
+
+def _held(atom: Atom, state: Mapping[str, Any]) -> int:
+    """How many records of the atom's collection (the first ``ATOM_RECORDS``) satisfy it."""
+    records = state.get(atom.collection)
+    if not isinstance(records, Mapping):
+        return 0
+    count = 0
+    for n, key in enumerate(records):
+        if n >= ATOM_RECORDS:
+            break
+        try:
+            count += atom.test(Env(state, {atom.field: key})) is True
+        except (EvaluationError, TypeError, KeyError, ValueError, ArithmeticError):
+            continue
+    return count
+
+
 class Corpus:
     """Accepted-call sequences that each showed a state feature no earlier call had shown."""
 
-    __slots__ = ("affixes", "cache", "entries", "read", "seen", "words")
+    __slots__ = ("affixes", "atoms", "cache", "entries", "read", "seen", "words")
 
     def __init__(self, contract: Contract | None = None) -> None:
         self.seen: set[Feature] = set()
@@ -251,6 +335,8 @@ class Corpus:
         """Per collection, the record fields its clauses read (``features``)."""
         self.affixes = literals(contract) if contract is not None else ()
         """The prefixes and suffixes the contract's clauses test texts for (``features``)."""
+        self.atoms = atoms(contract) if contract is not None else ()
+        """The comparisons whose records held count as features (``Atom``)."""
         self.cache: dict[tuple[str, int], tuple[Any, Summary]] = {}
 
     def novel(self, state: Mapping[str, Any], names: Iterable[str]) -> bool:
@@ -262,6 +348,10 @@ class Corpus:
             seen.update(features(name, value, self.words, self.read.get(name, ()), self.affixes, self.cache))
             if isinstance(value, str) and value not in self.words:
                 seen.update(relations(name, value, state, self.read))
+        written = set(names)
+        for i, atom in enumerate(self.atoms):
+            if not atom.reads.isdisjoint(written):
+                seen.add(("atom", i, min(_held(atom, state), SHAPE)))
         return len(seen) > before
 
     def remade(self, collection: str, key: Any, history: int, state: Mapping[str, Any]) -> bool:
@@ -281,4 +371,15 @@ class Corpus:
             self.entries.append(tuple(calls))
 
 
-__all__ = ["Call", "Corpus", "Summary", "bucket", "features", "read_fields", "relations", "words"]
+__all__ = [
+    "Atom",
+    "Call",
+    "Corpus",
+    "Summary",
+    "atoms",
+    "bucket",
+    "features",
+    "read_fields",
+    "relations",
+    "words",
+]

@@ -272,6 +272,34 @@ def test_corpus_features_see_what_the_clauses_read_of_texts_and_lists() -> None:
     assert corpus.remade("users", "dee", 0, state) and not corpus.remade("users", "eve", 0, state)
 
 
+def test_corpus_atoms_count_the_records_a_clause_comparison_holds_of() -> None:
+    """The auction's comparisons of a lot with the clock and with the seller's other lots are
+    features by how many lots satisfy them: a lot in its last round (where a bid extends it) is
+    a new state even though no field of it took a new value."""
+    from envfactory.contracts.printer import to_source
+    from envfactory.fuzz.corpus import Corpus, atoms
+
+    contract = envfactory.load(IMPLS / "auction.yaml")
+    found = {to_source(a.expr): a for a in atoms(contract)}
+    assert "clock < lots[input.lot].deadline" in found
+    assert "lots[input.lot].deadline - clock == 1" in found
+    assert any(source.startswith("sum(1 for l in lots") for source in found)
+    # a lot field against a constant is the record's own features' business
+    assert not any("extended < 2" in source or '"draft"' in source for source in found)
+
+    def lot(deadline: int) -> dict[str, object]:
+        return {"seller": "s", "status": "live", "reserve": 1, "step": 1, "deadline": deadline}
+
+    corpus = Corpus(contract)
+    last = list(found).index("lots[input.lot].deadline - clock == 1")
+    assert corpus.novel({"clock": 0, "lots": {"a": lot(2)}}, ["lots"])
+    assert ("atom", last, 0) in corpus.seen and ("atom", last, 1) not in corpus.seen
+    # the clock ticks: no lot field changes, and the lot is in its last round
+    assert corpus.novel({"clock": 1, "lots": {"a": lot(2)}}, ["clock"])
+    assert ("atom", last, 1) in corpus.seen
+    assert not corpus.novel({"clock": 1, "lots": {"b": lot(2)}}, ["clock", "lots"])  # by another name
+
+
 def test_value_moves_survive_a_replay_that_comes_back_shorter(monkeypatch: pytest.MonkeyPatch) -> None:
     """Moving a value can make the finding show in fewer steps (the replay stops at the first
     failing call); the shrinker's walk over the steps must follow the shorter trace, not index
