@@ -48,10 +48,11 @@ SHRINK_GRACE = 0.2
 """Share of the time budget a run may add to finish shrinking what it found."""
 MIN_GRACE = 2.0
 SHRINK_CASES = 200
-"""Test cases in a row without a failing one after which a round's shrinking ends. Hypothesis's
-shrinker tries only cases smaller than its best, so each failing case is progress: it shrinks
-for as long as it makes some, and a pass that finds nothing ends it (``shrink.minimize`` then
-finishes the job on whole steps)."""
+"""In a run with a time budget, test cases in a row without a failing one after which a round's
+shrinking ends. Hypothesis's shrinker tries only cases smaller than its best, so each failing
+case is progress: it shrinks for as long as it makes some, and a pass that finds nothing ends it
+(``shrink.minimize`` then finishes the job on whole steps). A run bounded by examples has no
+budget to spend: its rounds shrink this many cases from the first finding."""
 SHRINK_SHARE = 0.1
 """In a run with a time budget, the share of it a round's shrinking may take from its first
 finding. Hypothesis's shrinker improves a deep stateful case by small steps (on the auction's
@@ -372,16 +373,20 @@ class Session:
         self.test_cases += 1
 
     def shrunk_enough(self) -> bool:
-        """Whether the round's shrinking is over: a hang's after ``SLOW_SHRINK_CASES`` cases, any
-        other's after ``SHRINK_CASES`` cases without progress or its share of the budget."""
+        """Whether the round's shrinking is over: a hang's after ``SLOW_SHRINK_CASES`` cases; in a
+        run with a time budget, any other's after ``SHRINK_CASES`` cases without progress or its
+        share of the budget; in a run bounded by examples (no budget to spend), ``SHRINK_CASES``
+        cases after the first finding."""
         if self.first_case is None:
             return False
         if self.slow_finding:
             return self.test_cases - self.first_case >= SLOW_SHRINK_CASES
+        budget = self.time_budget
+        if budget is None:
+            return self.test_cases - self.first_case >= self.shrink_cases
         if self.test_cases - self.last_failure >= self.shrink_cases:
             return True
-        budget = self.time_budget
-        return budget is not None and self.elapsed() - self.first_seconds >= budget * SHRINK_SHARE
+        return self.elapsed() - self.first_seconds >= budget * SHRINK_SHARE
 
     def check_time(self) -> None:
         """End the run once the budget is spent (with a grace period to shrink a finding of the

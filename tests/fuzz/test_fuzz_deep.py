@@ -480,13 +480,16 @@ def test_a_wrong_status_from_a_clause_not_checked_gives_way_to_the_accepted_call
 
 
 def test_hypothesis_shrinks_while_it_makes_progress_and_a_stall_or_its_share_ends_it() -> None:
-    """A round's shrinking is not cut a fixed number of cases after the first finding: each
-    failing case (the shrinker only tries smaller ones) restarts the count, and
-    ``SHRINK_CASES`` cases without one end the round, as does ``SHRINK_SHARE`` of a time budget;
-    a hang is bounded from its first case."""
+    """In a run with a time budget, a round's shrinking is not cut a fixed number of cases after
+    the first finding: each failing case (the shrinker only tries smaller ones) restarts the
+    count, and ``SHRINK_CASES`` cases without one end the round, as does ``SHRINK_SHARE`` of the
+    budget. A run bounded by examples shrinks ``SHRINK_CASES`` cases from its first finding; a
+    hang is bounded from its first case."""
     contract = envfactory.load(IMPLS / "library.yaml")
     target = open_target(f"python:{IMPLS / 'library_impl.py'}:ThirdBook", contract)
-    session = runner.Session(contract, target, mode="adversarial", time_budget=None)
+    session = runner.Session(contract, target, mode="adversarial", time_budget=1000.0)
+    clock = [100.0]
+    session.elapsed = lambda: clock[0]  # type: ignore[method-assign]
     steps = (Step("join", {"name": "a"}, None, 200, True),)
     finding = Finding("forbidden_accepted", "join", "m", steps, "status 409")
     session.found(finding)  # the first finding, at case 0
@@ -499,17 +502,24 @@ def test_hypothesis_shrinks_while_it_makes_progress_and_a_stall_or_its_share_end
             session.begin_case()
     assert session.test_cases - session.last_failure == runner.SHRINK_CASES
 
-    # in a run with a time budget, a share of it ends the shrinking however it progresses
-    clock = [100.0]
-    session.elapsed = lambda: clock[0]  # type: ignore[method-assign]
-    session.first_case, session.test_cases, session.time_budget = None, 0, 20.0
+    # a share of the budget ends the shrinking however it progresses
+    session.first_case, session.test_cases, session.stopped, session.time_budget = None, 0, False, 20.0
     session.found(finding)
     clock[0] += 20.0 * runner.SHRINK_SHARE - 0.01
     session.found(finding)
     assert not session.shrunk_enough()
     clock[0] += 0.01
     assert session.shrunk_enough()
-    session.time_budget = None
+
+    # bounded by examples: a count from the first finding, progress or not (the same seed, the
+    # same run)
+    session.first_case, session.test_cases, session.stopped, session.time_budget = None, 0, False, None
+    session.found(finding)
+    with pytest.raises(runner.StopRun):
+        for _ in range(runner.SHRINK_CASES + 1):
+            session.begin_case()
+            session.found(finding)
+    assert session.test_cases == runner.SHRINK_CASES
 
     session.first_case, session.test_cases, session.stopped = None, 0, False
     session.found(attrs.evolve(finding, kind="hang"))
