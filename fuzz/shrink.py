@@ -198,12 +198,12 @@ def _dropped(session: Session, finding: Finding) -> Finding:
     or a value the search drew and Hypothesis could not take back)."""
     best = finding
     ops = session.contract.operations
-    for i in range(len(finding.steps)):
-        for field in list(_fields(finding.steps[i])):
-            step = _step_at(best, i, finding.steps[i].tool)
+    for i, original in enumerate(finding.steps):
+        _, required, _ = object_properties(ops[original.tool].input_schema)
+        for field in _fields(original):
+            step = _step_at(best, i, original.tool)
             if step is None:
                 return best  # a replay came back otherwise: the rest stays as it is
-            _, required, _ = object_properties(ops[step.tool].input_schema)
             if field in required or field not in step.input:
                 continue
             trial = list(best.steps)
