@@ -125,14 +125,15 @@ def minimize(session: Session, finding: Finding) -> Finding:
     two, after which its creation goes), and integers moved to their schema's bounds (one restock
     of the most a call allows instead of two); when those stall, the costlier moves ``_added``,
     ``_fresh``, ``_merged``, ``_pairs``, ``_later`` and ``_freed``, each within
-    ``FALLBACK_REPLAYS`` replays per step."""
+    ``FALLBACK_REPLAYS`` replays per step, on the trace as those moves left it (a room's capacity
+    at the most a room may have lets two rooms merge)."""
     best = _deletions(session, finding)
     for _ in range(MAX_ROUNDS):
-        moved = _deletions(session, _extremes(session, _normalize(session, best)))
+        moved = start = _deletions(session, _extremes(session, _normalize(session, best)))
         for fallback in (_added, _fresh, _merged, _pairs, _later, _freed):
             if len(moved.steps) < len(best.steps):
                 break
-            moved = fallback(session, best)
+            moved = fallback(session, start)
         if len(moved.steps) >= len(best.steps):
             break
         best = moved

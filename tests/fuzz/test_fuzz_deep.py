@@ -441,6 +441,30 @@ def test_a_merge_that_needs_a_call_first_gets_it() -> None:
     assert tools.count("addRoom") == 1 and tools.count("checkOut") == 1
 
 
+def test_the_costlier_moves_start_from_the_values_moved_to_their_bounds() -> None:
+    """Hotel's StaysCapped as seed 1 gave it (13 calls, minimum 11): the first room holds one
+    guest, so the rooms merge only once its capacity is moved to the most a room may have. That
+    move keeps the trace's length, and the merge that needs a check-out first starts from it."""
+    calls = [
+        ("register", {"name": "a"}),
+        ("register", {"name": "b"}),
+        ("addRoom", {"capacity": 1, "number": "c"}),
+        ("register", {"name": "d"}),
+        ("addRoom", {"capacity": 3, "number": "e"}),
+        ("openRoom", {"number": "c"}),
+        ("register", {"name": "f"}),
+        ("openRoom", {"number": "e"}),
+        ("checkIn", {"name": "b", "number": "c"}),
+        ("checkIn", {"name": "d", "number": "e"}),
+        ("checkIn", {"name": "a", "number": "e"}),
+        ("checkIn", {"name": "f", "number": "e"}),
+        ("occupancy", {}),
+    ]
+    finding = _shrunk("hotel", "StaysCapped", calls)
+    assert (finding.kind, finding.operation, len(finding.steps)) == ("postcondition", "occupancy", 11)
+    assert [s.input["capacity"] for s in finding.steps if s.tool == "addRoom"] == [3]
+
+
 def test_a_wrong_status_from_a_clause_not_checked_gives_way_to_the_accepted_call() -> None:
     """Fleet's FourthTrip: a car due for service goes out a fourth time (9 calls); 14 calls in,
     its driver at his limit too, the car is refused with the driver limit's 429 where service
