@@ -395,7 +395,7 @@ def broken_invariant(plan: Plan, post: FrozenMap, keyed: list[tuple[str, Any]], 
     env.output = None
     for check in plan.invariants:
         probe = check.per_key
-        items = post.get(probe.collection) if probe is not None else None
+        items: Any = post.get(probe.collection) if probe is not None else None
         if probe is not None and items.__class__ is FrozenMap:  # the written keys, then done
             coll, body = probe.collection, probe.body
             try:

@@ -463,7 +463,7 @@ class _State(_Whole, FrozenMap):
         self._views: dict[str, Any] = {}
 
     def __getitem__(self, name: Any) -> Any:
-        value = dict.__getitem__(self, name)
+        value: Any = dict.__getitem__(self, name)
         taint = self._taint
         if name in taint.collections:
             if not taint.tainted(name) or not isinstance(value, FrozenMap):
@@ -508,7 +508,7 @@ class _Collection(_Whole, FrozenMap):
     def __getitem__(self, key: Any) -> Any:
         taint = self._taint
         taint.member(self._var)
-        value = dict.__getitem__(self, key)
+        value: Any = dict.__getitem__(self, key)
         fields = taint.record_fields(self._var, key)
         if not fields:
             return value
