@@ -8,9 +8,12 @@ can see — a scalar's value, a collection's size, the largest and smallest valu
 field across a collection, how many records have a flag set or hold a string the contract names,
 each record's shape (what the clauses read of it together), what a logged-in name is in the
 records, how many records satisfy each comparison a clause makes of one record with the rest of
-the state (``Atom``) — with large numbers bucketed by their magnitude. A case whose accepted call shows a feature never seen before gives its accepted
-calls so far to the corpus; later cases may replay one entry and go on from there, so chains grow
-across cases: one more guest, one more night, one more stay each time.
+the state (``Atom``), and which of those each record's shape satisfies — with large numbers
+bucketed by their magnitude. A case whose accepted call shows a feature never seen before gives
+its accepted calls so far to the corpus; later cases may replay one entry and go on from there, so
+chains grow across cases: one more guest, one more night, one more stay each time. Half of those
+cases pick their entry by the rarity of what it showed first (``Corpus.rarity``), so a state the
+search seldom comes back to gets the cases that go on from it.
 
 Everything is a function of the calls made, so the same seed gives the same corpus.
 Imports the contracts layer and the steering's reading of it.
@@ -305,30 +308,38 @@ def _plain(node: ir.Compare) -> bool:
     return False
 
 
-def _held(atom: Atom, state: Mapping[str, Any]) -> int:
-    """How many records of the atom's collection (the first ``ATOM_RECORDS``) satisfy it."""
-    records = state.get(atom.collection)
-    if not isinstance(records, Mapping):
-        return 0
-    count = 0
-    for n, key in enumerate(records):
-        if n >= ATOM_RECORDS:
-            break
-        try:
-            count += atom.test(Env(state, {atom.field: key})) is True
-        except (EvaluationError, TypeError, KeyError, ValueError, ArithmeticError):
-            continue
-    return count
+def _holds(atom: Atom, state: Mapping[str, Any], key: Any) -> bool:
+    """Whether the record ``key`` of the atom's collection satisfies it (an error: it does not)."""
+    try:
+        return atom.test(Env(state, {atom.field: key})) is True
+    except (EvaluationError, TypeError, KeyError, ValueError, ArithmeticError):
+        return False
 
 
 class Corpus:
     """Accepted-call sequences that each showed a state feature no earlier call had shown."""
 
-    __slots__ = ("affixes", "atoms", "cache", "entries", "read", "seen", "words")
+    __slots__ = (
+        "affixes",
+        "atoms",
+        "by_collection",
+        "cache",
+        "entries",
+        "fresh",
+        "news",
+        "read",
+        "seen",
+        "words",
+    )
 
     def __init__(self, contract: Contract | None = None) -> None:
-        self.seen: set[Feature] = set()
+        self.seen: dict[Feature, int] = {}
+        """Every feature shown so far, with how many accepted calls showed it."""
+        self.fresh: list[Feature] = []
+        """The features the last call showed first (``novel``, ``remade``)."""
         self.entries: list[tuple[Call, ...]] = []
+        self.news: list[tuple[Feature, ...]] = []
+        """Per entry, the features it showed first (``rarity``)."""
         self.words = words(contract) if contract is not None else frozenset()
         """The strings the contract's clauses name (``features``)."""
         self.read = read_fields(contract) if contract is not None else {}
@@ -337,22 +348,64 @@ class Corpus:
         """The prefixes and suffixes the contract's clauses test texts for (``features``)."""
         self.atoms = atoms(contract) if contract is not None else ()
         """The comparisons whose records held count as features (``Atom``)."""
+        by_collection: dict[str, list[tuple[int, Atom]]] = {}
+        for i, atom in enumerate(self.atoms):
+            by_collection.setdefault(atom.collection, []).append((i, atom))
+        self.by_collection = {name: tuple(found) for name, found in by_collection.items()}
+        """Per collection, its atoms and their places in ``atoms``."""
         self.cache: dict[tuple[str, int], tuple[Any, Summary]] = {}
 
     def novel(self, state: Mapping[str, Any], names: Iterable[str]) -> bool:
-        """Record the features of the variables ``names`` in ``state``; whether any is new."""
-        seen = self.seen
-        before = len(seen)
+        """Count the features of the variables ``names`` in ``state``; whether any is new."""
+        self.fresh = []
+        count = self._count
         for name in names:
             value = state.get(name)
-            seen.update(features(name, value, self.words, self.read.get(name, ()), self.affixes, self.cache))
+            count(features(name, value, self.words, self.read.get(name, ()), self.affixes, self.cache))
             if isinstance(value, str) and value not in self.words:
-                seen.update(relations(name, value, state, self.read))
+                count(relations(name, value, state, self.read))
         written = set(names)
-        for i, atom in enumerate(self.atoms):
-            if not atom.reads.isdisjoint(written):
-                seen.add(("atom", i, min(_held(atom, state), SHAPE)))
-        return len(seen) > before
+        for collection, found in self.by_collection.items():
+            if all(atom.reads.isdisjoint(written) for _, atom in found):
+                continue
+            self._atoms(collection, found, state)
+        return bool(self.fresh)
+
+    def _count(self, shown: Iterable[Feature]) -> None:
+        seen = self.seen
+        for feature in shown:
+            hits = seen.get(feature)
+            if hits is None:
+                self.fresh.append(feature)
+                seen[feature] = 1
+            else:
+                seen[feature] = hits + 1
+
+    def _atoms(self, collection: str, found: Sequence[tuple[int, Atom]], state: Mapping[str, Any]) -> None:
+        """The features of a collection's atoms: how many records (the first ``ATOM_RECORDS``)
+        satisfy each, and each record's shape together with which of them it satisfies (the lot
+        extended twice *and* in its last round, where a bid must not extend it again: no count
+        and no shape shows which lot is which)."""
+        records = state.get(collection)
+        held = [0] * len(found)
+        if isinstance(records, Mapping):
+            read = self.read.get(collection, ())
+            for n, (key, record) in enumerate(records.items()):
+                if n >= ATOM_RECORDS:
+                    break
+                truths = tuple(_holds(atom, state, key) for _, atom in found)
+                for j, truth in enumerate(truths):
+                    held[j] += truth
+                if isinstance(record, Mapping) and read:
+                    self._count([(collection, "record", self._shape(collection, record, read), truths)])
+        self._count(("atom", i, min(count, SHAPE)) for (i, _), count in zip(found, held, strict=True))
+
+    def _shape(self, collection: str, record: Mapping[str, Any], read: Collection[str]) -> Any:
+        """A record's shape (``features``), from the cache where its features were read."""
+        hit = self.cache.get((collection, id(record)))
+        if hit is not None and hit[0] is record:
+            return hit[1][3]
+        return _summary(record, self.words, read, sorted(read), self.affixes)[3]
 
     def remade(self, collection: str, key: Any, history: int, state: Mapping[str, Any]) -> bool:
         """Record that ``key`` of ``collection`` was made again after a deletion, its old record
@@ -361,14 +414,28 @@ class Corpus:
         account is the one they name now), was new."""
         named = sorted({f[2:4] for f in relations(collection, key, state, self.read) if f[1] == "in"})
         feature = ("remade", collection, min(history, REMADE_HISTORY), *named)
-        if feature in self.seen:
-            return False
-        self.seen.add(feature)
-        return True
+        self.fresh = []
+        self._count((feature,))
+        return bool(self.fresh)
 
     def add(self, calls: list[Call]) -> None:
+        """Keep ``calls``, which showed the features ``fresh`` holds first, as an entry."""
         if len(self.entries) < LIMIT and 0 < len(calls) <= LONGEST:
             self.entries.append(tuple(calls))
+            self.news.append(tuple(self.fresh))
+
+    def rarity(self) -> tuple[float, ...]:
+        """The entries' cumulative weights, newest first: each entry weighs the sum, over the
+        features it showed first, of one over how many calls have shown each since. An entry
+        that reached a state the search seldom comes back to (a lot extended twice in its last
+        round) weighs more than one whose news every case now shows (a second user)."""
+        seen = self.seen
+        total = 0.0
+        out: list[float] = []
+        for news in reversed(self.news):
+            total += sum(1.0 / seen[feature] for feature in news)
+            out.append(total)
+        return tuple(out)
 
 
 __all__ = [

@@ -19,6 +19,7 @@ every draw the model rejects is sent as well (the call just past a limit is such
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -74,6 +75,10 @@ FOCUS_KEEP = 4
 """In a focused case, the last key is taken ``FOCUS_KEEP - 1`` times in ``FOCUS_KEEP``."""
 HISTORY_ODDS = 2
 """A delete takes the live key with the longest history one time in this many."""
+RARITY_SCALE = 1 << 16
+"""The resolution of a draw by rarity (``Case._entry``)."""
+FIT_ODDS = 4
+"""A valid call's live key is one its record clauses accept (``Steer.fitting``) but one time in this."""
 STEP_LABEL = 0x5EED_F022
 SLOW_CALL = 0.2
 """Seconds (CPU seconds for a target in this process: ``Session.call_clock``) past which a call that failed (an error, a crash, a hang: none changes the target's
@@ -208,7 +213,7 @@ class Case:
                 self.follow(plans, session.prefixes[src.index(len(session.prefixes))], src)
             entries = session.published
             if entries and src.index(CORPUS_ODDS) != CORPUS_ODDS - 1:
-                self.resume(plans, entries[-1 - src.index(len(entries))])
+                self.resume(plans, entries[-1 - self._entry(src, len(entries))])
         enabled = [p for p in plans if p.steer.possible(self.state)]
         if self.off:
             enabled = [p for p in enabled if p.name not in self.off] or enabled
@@ -382,6 +387,10 @@ class Case:
                 value[field] = max(reversed(free), key=lambda k: history.get((collection, k), 0))
                 chosen.append(value[field])
                 continue
+            if not breaking and plan.steer.fits and src.index(FIT_ODDS) != FIT_ODDS - 1:
+                # mostly a key whose record passes the requires that read it alone (a live lot
+                # still taking bids), where there is one
+                free = plan.steer.fitting(field, state, free) or free
             # one draw: six chances in eight a live key (counted from the newest), else a key
             # that is gone, else the drawn value
             how = src.index(6 * len(free) + 2)
@@ -489,6 +498,16 @@ class Case:
                     pool.append(item)
         if len(pool) > POOL:
             del pool[: len(pool) - POOL]
+
+    def _entry(self, src: Source, n: int) -> int:
+        """Which of the ``n`` published corpus entries a case starts from, counted from the
+        newest: half the time any, half the time by the rarity of what each showed first
+        (``Corpus.rarity``): the seldom-reached states get the cases that go on from them."""
+        cumulative = self.session.rarity
+        if len(cumulative) != n or not cumulative[-1] > 0 or not src.boolean():
+            return src.index(n)
+        target = src.index(RARITY_SCALE) / RARITY_SCALE * cumulative[-1]
+        return min(bisect.bisect_right(cumulative, target), n - 1)
 
     def resume(self, plans: list[OpPlan], entry: Sequence[Call]) -> None:
         """Replay a corpus entry's calls as they were made, up to the first the model no longer

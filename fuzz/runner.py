@@ -307,6 +307,8 @@ class Session:
         self.published: tuple[tuple[Call, ...], ...] = ()
         """The corpus entries this round's cases may start from: fixed for a round, since
         Hypothesis replays a case's choices and needs them to mean the same thing each time."""
+        self.rarity: tuple[float, ...] = ()
+        """The published entries' cumulative weights, newest first (``Corpus.rarity``)."""
         self.round_start = 0
         self.epoch_over = False
         self.stale = False
@@ -565,6 +567,7 @@ def fuzz(
             left = examples if by_budget else max(examples - searched, 1)
             start = session.round_start = session.test_cases
             session.published = tuple(session.corpus.entries)
+            session.rarity = session.corpus.rarity()
             session.may_lengthen = session.stateful and length < steps * LONGER
             config = run_settings(left, database, multiple=multiple, steps=length)
             before = len(session.findings.by_key)

@@ -28,6 +28,8 @@ MADE_AGAIN = "accepted on a key made again"
 """The clause outcome of a producer's call that makes a deleted key again (``runner.clause_outcomes``)."""
 CROWD = 4
 """Live keys in every collection a producer adds to, past which it is no longer preferred."""
+FITS = 16
+"""Live keys (the newest) that ``Steer.fitting`` tests at most."""
 
 
 @attrs.frozen(slots=True)
@@ -83,6 +85,10 @@ class Steer:
     """Collections the operation deletes the key an input field names from (``del c[input.k]``)."""
     roles: tuple[Role, ...] = ()
     """Input fields stored in a scalar the clauses compare with records (``roles``)."""
+    fits: tuple[tuple[str, Compiled], ...] = attrs.field(default=(), eq=False, repr=False)
+    """The requires that read one live key's field and the state (``lots[input.lot].status ==
+    "live"``, ``clock < lots[input.lot].deadline``): which of the live keys the call may name
+    (``record_tests``)."""
     guards: tuple[Compiled, ...] = attrs.field(default=(), eq=False, repr=False)
     """The requires that read the state alone and test a mode, not a limit (``session !=
     null``, ``open``): no input passes them where they fail, so the operation is not preferred
@@ -101,8 +107,30 @@ class Steer:
         )
         guards = tuple(c.fn for c in op.requires if _mode(c.expr))
         return cls(
-            keys, thresholds(op), needs, makes, distinct_keys(op, keys), deletes, roles(op, contract), guards
+            keys,
+            thresholds(op),
+            needs,
+            makes,
+            distinct_keys(op, keys),
+            deletes,
+            roles(op, contract),
+            record_tests(op, keys),
+            guards,
         )
+
+    def fitting(self, field: str, state: Mapping[str, Any], keys: list[Any]) -> list[Any]:
+        """The ``keys`` (the first ``FITS`` of them) that pass every requires reading only
+        ``field`` and the state (``fits``): a bid on a live lot, not on one that has closed."""
+        tests = [test for name, test in self.fits if name == field]
+        out = []
+        for key in keys[-FITS:]:
+            env = Env(state, {field: key})
+            try:
+                if all(test(env) is True for test in tests):
+                    out.append(key)
+            except (EvaluationError, TypeError, KeyError, ValueError, ArithmeticError):
+                continue
+        return out
 
     def possible(self, state: Mapping[str, Any]) -> bool:
         """Whether the operation may be enabled in ``state`` and is worth preferring: every
@@ -246,6 +274,24 @@ def key_fields(op: Operation, contract: Contract) -> tuple[KeyField, ...]:
             if field is not None and field not in relation:
                 relation[field] = (effect.target.var, not effect.target.fields and not effect.is_delete)
     return tuple(KeyField(f, c, fresh) for f, (c, fresh) in sorted(relation.items()))
+
+
+def record_tests(op: Operation, keys: tuple[KeyField, ...]) -> tuple[tuple[str, Compiled], ...]:
+    """The requires whose only input field names a live key and that read its record: each
+    with the field (a membership test ``input.lot in lots`` holds of every live key: left out)."""
+    live = {k.field: k.collection for k in keys if not k.fresh}
+    out: list[tuple[str, Compiled]] = []
+    for clause in op.requires:
+        nodes = list(ir.walk(clause.expr))
+        fields = {f for n in nodes if (f := input_field(n)) is not None}
+        if len(fields) != 1 or (field := fields.pop()) not in live:
+            continue
+        if any(
+            isinstance(n, ir.Index) and isinstance(n.obj, ir.Name) and input_field(n.key) == field
+            for n in nodes
+        ):
+            out.append((field, clause.fn))
+    return tuple(out)
 
 
 def distinct_keys(op: Operation, keys: tuple[KeyField, ...]) -> tuple[str, ...]:

@@ -121,10 +121,10 @@ def test_the_solver_and_the_corpus_reach_what_random_search_does_not(monkeypatch
     operations): the bug needs 19 calls. After a share of the examples the solver plans a prefix
     to the operations never accepted, and the search goes on from there. Without the solver, the
     corpus gets there too: each case that turned the dial further than any before is a start for
-    later cases. Without either, the same seed finds nothing in ten times the examples."""
-    (unlock,) = _unlocks(_run("vault", "StickyDial", seed=0, max_examples=200))
+    later cases. Without either, the same seed finds nothing in 2,000 examples."""
+    (unlock,) = _unlocks(_run("vault", "StickyDial", seed=0, max_examples=300))
     assert [s.tool for s in unlock.steps] == ["click"] * 16 + ["unlock", "lock", "unlock"]
-    assert _run("vault", "Vault", seed=0, max_examples=200) == ()
+    assert _run("vault", "Vault", seed=0, max_examples=300) == ()
     monkeypatch.setattr(runner, "REACH_SHARE", 2.0)  # never stop to ask the solver
     (unlock,) = _unlocks(_run("vault", "StickyDial", seed=0, max_examples=2000))
     assert [s.tool for s in unlock.steps] == ["click"] * 16 + ["unlock", "lock", "unlock"]
@@ -262,7 +262,7 @@ def test_corpus_features_see_what_the_clauses_read_of_texts_and_lists() -> None:
         ("session", "key of", "users"),
         ("session", "users", "admin", "set"),
         ("session", "in", "pulls", "author", 4),
-    } <= corpus.seen
+    } <= corpus.seen.keys()
     assert not [f for f in corpus.seen if "ann" in f]
     assert corpus.novel({**state, "session": "bo"}, ["session"])  # a reviewer now, no admin
     assert not corpus.novel({**state, "session": "cy", "users": {**users, "cy": users["ann"]}}, ["session"])
@@ -298,6 +298,27 @@ def test_corpus_atoms_count_the_records_a_clause_comparison_holds_of() -> None:
     assert corpus.novel({"clock": 1, "lots": {"a": lot(2)}}, ["clock"])
     assert ("atom", last, 1) in corpus.seen
     assert not corpus.novel({"clock": 1, "lots": {"b": lot(2)}}, ["clock", "lots"])  # by another name
+
+
+def test_corpus_tells_which_record_satisfies_an_atom_by_its_shape() -> None:
+    """A lot extended twice and a lot in its last round are both old news; the lot extended
+    twice *in* its last round (where a third late bid must not extend it) is a new state: each
+    record's shape is a feature together with the atoms it satisfies."""
+    from envfactory.fuzz.corpus import Corpus
+
+    contract = envfactory.load(IMPLS / "auction.yaml")
+
+    def lots(deadline: int, extended: int) -> dict[str, object]:
+        lot = {"seller": "s", "status": "live", "reserve": 1, "step": 1, "top": 2, "leader": "b"}
+        return {"a": {**lot, "deadline": deadline, "extended": extended, "bidders": ["b", "c"]}}
+
+    corpus = Corpus(contract)
+    assert corpus.novel({"clock": 2, "lots": lots(3, 0)}, ["clock", "lots"])  # last round
+    assert corpus.novel({"clock": 0, "lots": lots(3, 2)}, ["clock", "lots"])  # extended twice
+    before = set(corpus.seen)
+    assert corpus.novel({"clock": 2, "lots": lots(3, 2)}, ["clock"])  # both, of one lot
+    assert all(f[1] == "record" for f in corpus.seen.keys() - before)
+    assert not corpus.novel({"clock": 2, "lots": lots(3, 2)}, ["clock", "lots"])
 
 
 def test_value_moves_survive_a_replay_that_comes_back_shorter(monkeypatch: pytest.MonkeyPatch) -> None:
