@@ -255,7 +255,7 @@ class Encoder:
             elif name == "output":
                 value = env.output
             else:
-                value = env.state.get(name)
+                value = env.state.get(name)  # type: ignore[assignment]
             if not isinstance(value, Py):
                 return False
         return True

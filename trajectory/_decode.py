@@ -220,7 +220,7 @@ def _from_wire(wire: _wire.WireTrajectory, source: Location, default_id: str) ->
     the steps stay the decoded structs until a reader asks for ``Step`` models."""
     tid = default_id if wire.id is None else wire.id
     steps = _wire.DecodedSteps(wire.steps)
-    return Trajectory(tid, steps, wire.contract, wire.seed, wire.initial, wire.meta, source)
+    return Trajectory(tid, steps, wire.contract, wire.seed, wire.initial, wire.meta, source)  # type: ignore[arg-type]
 
 
 def _parse_exact(data: bytes, source: Location, default_id: str) -> Trajectory:

@@ -276,7 +276,7 @@ def _streamed(name: str, start: int, end: int, line: int) -> Iterator[Trajectory
     # a step's text without ``$`` or ``\`` holds no hole: walk the steps only where one does
     holes = marked[0] and any(step.has_holes for step in _steps(name, start, line) if isinstance(step, Step))
     steps = StreamedSteps(name, start, line, count, holes)
-    yield attrs.evolve(traj, steps=steps)  # a sequence read on demand
+    yield attrs.evolve(traj, steps=steps)  # type: ignore[arg-type] # a sequence read on demand
 
 
 __all__ = ["STREAM_BYTES", "StreamedSteps", "holds_large_native_object", "steps_span", "stream_document"]
