@@ -150,6 +150,7 @@ class Case:
         "last",
         "off",
         "pool",
+        "previous",
         "probes",
         "refused",
         "replaying",
@@ -194,6 +195,8 @@ class Case:
         (``shrink.explained``)."""
         self.replaying = replay
         self.started = False
+        self.previous: OpPlan | None = None
+        """The operation of the step before (``step``)."""
         session.target.reset()
 
     # -- one step ------------------------------------------------------------------------------
@@ -226,11 +229,21 @@ class Case:
         # seven times in eight an operation the state may enable, else any: one draw, which
         # shrinks to the first enabled operation
         choice = src.index(ENABLED_ODDS * len(enabled) + len(plans))
-        plan = (
-            enabled[choice // ENABLED_ODDS]
-            if choice < ENABLED_ODDS * len(enabled)
-            else (plans[choice - ENABLED_ODDS * len(enabled)])
-        )
+        previous = self.previous
+        if choice == 0 and previous is not None and previous in enabled:
+            # the simplest choice repeats the step before (after a corpus entry, its last call,
+            # which showed something new): Hypothesis begins each run with cases that extend a
+            # random prefix with the simplest choices, half of a round's hundred cases, which
+            # makes them the newest entry's last operation called again and again (one more
+            # click of the dial, one more deposit) instead of the first enabled read twenty times
+            plan = previous
+        else:
+            plan = (
+                enabled[choice // ENABLED_ODDS]
+                if choice < ENABLED_ODDS * len(enabled)
+                else (plans[choice - ENABLED_ODDS * len(enabled)])
+            )
+        self.previous = plan
         if session.mode == "adversarial" and plan not in enabled:
             self.probe(plan, src)  # a call the state cannot enable: probe it (use after delete)
             return
@@ -514,12 +527,14 @@ class Case:
         accepts (a target that hands out other ids this time), and go on from the state reached."""
         session = self.session
         ops = session.contract.operations
+        by_name = {plan.name: plan for plan in plans}
         for name, value in entry:
             op = ops[name]
             expect = oracle.judge(session.model, self.state, op, value)
             if not expect.accepted:
                 return
             self.send(op, value, expect)
+            self.previous = by_name.get(name)
 
     def follow(self, plans: list[OpPlan], prefix: Sequence[str], src: Source) -> None:
         """Call the operations of a planned prefix in order, each input drawn as a valid-intent

@@ -440,3 +440,35 @@ def test_corpus_entries_weigh_by_how_seldom_their_news_came_back() -> None:
     src: Any = Seeded(4)
     newest = sum(case._entry(src, 2) == 0 for _ in range(1000)) / 1000
     assert 0.65 < newest < 0.8  # 1/2 * 1/2 + 1/2 * 1/1.1, against 1/2 uniformly
+
+
+class Simplest(Seeded):
+    """The simplest of every choice, as Hypothesis's first cases of a run extend a prefix."""
+
+    def __init__(self) -> None:
+        super().__init__(0)
+
+    def index(self, n: int) -> int:
+        return 0
+
+    def boolean(self, p: float = 0.5) -> bool:
+        return False
+
+
+def test_the_simplest_choice_of_operation_repeats_the_step_before(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A case of simplest choices that starts from a corpus entry goes on with the entry's last
+    operation (one more stock of the bin: filling it, at the threshold), and then with that again
+    (refused now: the bin is full), not with the first operation enabled (``addBin``) twenty
+    times over."""
+    entry = (("addBin", {"name": "a", "cap": 5}), ("stock", {"name": "a", "qty": 1}))
+    monkeypatch.setattr(DEPOT_SESSION, "published", (entry,))
+    monkeypatch.setattr(DEPOT_SESSION, "rarity", (1.0,))
+    case = Case(DEPOT_SESSION, replay=True)
+    src: Any = Simplest()
+    ops = list(DEPOT_PLANS.values())
+    for _ in range(2):
+        case.step(ops, src)
+    assert [s.tool for s in case.steps[2:]] == ["stock", "stock"]
+    assert case.steps[2].status == 200 and case.steps[3].status >= 400
+    assert case.state["bins"]["a"]["qty"] == 5
+    assert ops[0].name == "addBin"  # what the simplest choice was before
