@@ -119,7 +119,7 @@ class Steer:
         )
 
     def fitting(self, field: str, state: Mapping[str, Any], keys: list[Any]) -> list[Any]:
-        """The ``keys`` (the first ``FITS`` of them) that pass every requires reading only
+        """The ``keys`` (the newest ``FITS`` of them) that pass every requires reading only
         ``field`` and the state (``fits``): a bid on a live lot, not on one that has closed."""
         tests = [test for name, test in self.fits if name == field]
         out = []
