@@ -27,10 +27,9 @@ from typing import Any
 import attrs
 
 from envfactory.contracts import ir
-from envfactory.contracts.errors import EvaluationError
-from envfactory.contracts.evaluator import Compiled, Env, compile_expr
+from envfactory.contracts.evaluator import Compiled, compile_expr
 from envfactory.contracts.model import Contract
-from envfactory.fuzz.steering import input_field, literals, record_field
+from envfactory.fuzz.steering import holds_at, input_field, literals, record_field
 
 LIMIT = 512
 """Entries a corpus keeps at most (the first ones: a later entry is rarely shallower)."""
@@ -308,14 +307,6 @@ def _plain(node: ir.Compare) -> bool:
     return False
 
 
-def _holds(atom: Atom, state: Mapping[str, Any], key: Any) -> bool:
-    """Whether the record ``key`` of the atom's collection satisfies it (an error: it does not)."""
-    try:
-        return atom.test(Env(state, {atom.field: key})) is True
-    except (EvaluationError, TypeError, KeyError, ValueError, ArithmeticError):
-        return False
-
-
 class Corpus:
     """Accepted-call sequences that each showed a state feature no earlier call had shown."""
 
@@ -393,7 +384,7 @@ class Corpus:
             for n, (key, record) in enumerate(records.items()):
                 if n >= ATOM_RECORDS:
                     break
-                truths = tuple(_holds(atom, state, key) for _, atom in found)
+                truths = tuple(holds_at(atom.test, state, atom.field, key) for _, atom in found)
                 for j, truth in enumerate(truths):
                     held[j] += truth
                 if isinstance(record, Mapping) and read:

@@ -36,12 +36,13 @@ from envfactory.fuzz import inputs, oracle
 from envfactory.fuzz.corpus import Call
 from envfactory.fuzz.draws import Source
 from envfactory.fuzz.findings import Finding, crash_cause, error_for
-from envfactory.fuzz.steering import MADE_AGAIN, Steer
+from envfactory.fuzz.steering import MADE_AGAIN, Steer, crowds
 from envfactory.trajectory import Step
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from envfactory.fuzz.reach import Route
     from envfactory.fuzz.runner import Session
 
 TRIES = 4
@@ -92,10 +93,10 @@ class OpPlan:
 
     __slots__ = ("gen", "key_gens", "name", "op", "scalars", "steer")
 
-    def __init__(self, op: Operation, session: Session) -> None:
+    def __init__(self, op: Operation, session: Session, crowd: Mapping[str, int] | None = None) -> None:
         self.op = op
         self.name = op.name
-        self.steer = Steer.of(op, session.contract)
+        self.steer = Steer.of(op, session.contract, crowd)
         keyed = {k.field for k in self.steer.keys}
         props, required, additional = inputs.object_properties(op.input_schema)
         self.scalars = tuple(
@@ -402,7 +403,9 @@ class Case:
                 continue
             if not breaking and plan.steer.fits and src.index(FIT_ODDS) != FIT_ODDS - 1:
                 # mostly a key whose record passes the requires that read it alone (a live lot
-                # still taking bids), where there is one
+                # still taking bids), where there is one. The draw is made for every key field
+                # of an operation with such requires, those it has none for too (``fitting``
+                # is None: any live key), so that a case's choices mean what they meant before
                 free = plan.steer.fitting(field, state, free) or free
             # one draw: six chances in eight a live key (counted from the newest), else a key
             # that is gone, else the drawn value
@@ -536,12 +539,23 @@ class Case:
             self.send(op, value, expect)
             self.previous = by_name.get(name)
 
-    def follow(self, plans: list[OpPlan], prefix: Sequence[str], src: Source) -> None:
-        """Call the operations of a planned prefix in order, each input drawn as a valid-intent
-        step draws it (so keys, ids and thresholds follow the target's own state)."""
+    def follow(self, plans: list[OpPlan], route: Route, src: Source) -> None:
+        """Call the operations of a planned prefix in order: half the time each with the input
+        the solver planned where the model accepts it (the refused last call of a route to a
+        limit as planned: it is the probe), else with one drawn as a valid-intent step draws it
+        (so keys, ids and thresholds follow the target's own state)."""
         by_name = {plan.name: plan for plan in plans}
-        for name in prefix:
-            self.valid(by_name[name], src)
+        inputs = route.inputs if route.inputs and not src.boolean() else (None,) * len(route.operations)
+        last = len(route.operations) - 1
+        for index, (name, value) in enumerate(zip(route.operations, inputs, strict=True)):
+            plan = by_name[name]
+            if value is not None:
+                expect = oracle.judge(self.session.model, self.state, plan.op, value)
+                wanted = index == last and route.refused and self.session.mode == "adversarial"
+                if expect.accepted or (wanted and expect.kind == "precondition"):
+                    self.send(plan.op, value, expect)
+                    continue
+            self.valid(plan, src)
 
     # -- sending it ----------------------------------------------------------------------------
 
@@ -676,7 +690,8 @@ class ContractMachine(RuleBasedStateMachine):
 def plans(session: Session) -> list[OpPlan]:
     """The operations' plans; and, in the session, the read operations that take a key of each
     collection (``Session.readers``)."""
-    ops = [OpPlan(op, session) for op in session.contract.operations.values()]
+    crowd = crowds(session.contract)
+    ops = [OpPlan(op, session, crowd) for op in session.contract.operations.values()]
     readers: dict[str, list[OpPlan]] = {}
     for plan in ops:
         for key in plan.steer.keys:

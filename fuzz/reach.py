@@ -17,7 +17,9 @@ Imports the solver layer (``solver.bmc``, ``solver.states``) and the contracts l
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import Any
 
+import attrs
 import z3
 
 from envfactory.contracts.errors import SolverError
@@ -37,6 +39,21 @@ Prefix = tuple[str, ...]
 """The operations of a planned call sequence. Only the operations: the inputs are drawn again by
 the steered fuzzer (``machine.Case.follow``), because a solver's model may name other values each
 time it is asked (same seed, same run), and ids the target assigns differ from the plan's anyway."""
+
+
+@attrs.frozen(slots=True)
+class Route:
+    """A planned prefix, with the input the solver's model gave each call: one way through the
+    clauses (a login by the pull request's author, a branch named ``release/...``) that values
+    drawn again for the same operations meet only by chance. The fuzzer sends an input as
+    planned where its model still accepts it, and draws one where it does not (an id the
+    target assigned otherwise)."""
+
+    operations: Prefix
+    inputs: tuple[Any, ...] = ()
+    """One per operation, or none where the model could not be read."""
+    refused: bool = False
+    """Whether the last call is one a ``requires`` refuses (the goal a limit, not an acceptance)."""
 
 
 Goal = tuple[str, int | None]
@@ -62,7 +79,7 @@ def prefix_to(
     accepted; None when there is none up to ``max_depth`` or the solver cannot say within
     ``timeout`` seconds' worth of effort."""
     found = plan(contract, [(operation, None)], effort=effort(timeout), max_depth=max_depth)
-    return found[0] if found else None
+    return found[0].operations if found else None
 
 
 def effort(seconds: float) -> int:
@@ -76,8 +93,8 @@ def plan(
     *,
     effort: int,
     max_depth: int = MAX_DEPTH,
-    report: Callable[[Prefix], None] | None = None,
-) -> list[Prefix]:
+    report: Callable[[Route], None] | None = None,
+) -> list[Route]:
     """For each goal, the shortest valid call sequence that ends in it: its last call is the
     operation accepted, or refused by exactly the goal's ``requires`` (a counter at its limit, a
     quantity one past what is left), from a state only a chain of calls builds. One unrolling
@@ -90,7 +107,7 @@ def plan(
     from envfactory.solver.states import slots_needed
 
     open_goals = [g for g in goals if g[0] in contract.operations]
-    found: list[Prefix] = []
+    found: list[Route] = []
     # every check is charged what Z3 counted, no minimum: the same plans as before the one
     # ``Effort`` of the solver layer served here too
     budget = Effort(effort, timeout=HANG, least=0)
@@ -125,10 +142,10 @@ grows (or that has none) has one unrolling only."""
 def _search(
     unrolling: Unrolling,
     open_goals: list[Goal],
-    found: list[Prefix],
+    found: list[Route],
     max_depth: int,
     sized: int,
-    report: Callable[[Prefix], None] | None,
+    report: Callable[[Route], None] | None,
 ) -> None:
     """Unroll up to ``max_depth`` calls, asking the open goals at each depth past ``sized`` calls
     (below them an earlier unrolling's answer stands); move each goal met to ``found``."""
@@ -146,10 +163,10 @@ def _search(
             pending = [g for g in open_goals if (g[1] is None) == accepted]
             asked = {g: w for g in pending if (w := _wanted(unrolling, g, depth)) is not None}
             # one question for all first: most depths meet none, and one check costs less than many
-            if len(asked) > 1 and _check(unrolling, z3.Or(*asked.values())) != z3.sat:
+            if len(asked) > 1 and _check(unrolling, z3.Or(*(w[0] for w in asked.values()))) != z3.sat:
                 continue
             for goal, wanted in asked.items():
-                prefix = _plan_one(unrolling, goal, wanted)
+                prefix = _plan_one(unrolling, goal, *wanted)
                 if prefix is None:
                     continue
                 open_goals.remove(goal)
@@ -175,32 +192,46 @@ def _check(unrolling: Unrolling, *assumptions: z3.BoolRef) -> z3.CheckSatResult:
     return result
 
 
-def _wanted(unrolling: Unrolling, goal: Goal, depth: int) -> z3.BoolRef | None:
+def _wanted(unrolling: Unrolling, goal: Goal, depth: int) -> tuple[z3.BoolRef, Any] | None:
     """``goal`` met at the unrolling's last state (a refusal) or by its last call (an
-    acceptance); None where the solver cannot express it."""
+    acceptance), with the refused call's input variables (None for an acceptance); None where
+    the solver cannot express it."""
     name, failing = goal
     if name in unrolling.skipped:
         return None
     tr = unrolling.transition
     if failing is None:
-        return unrolling.selectors[-1] == unrolling.ops.index(name)
+        return unrolling.selectors[-1] == unrolling.ops.index(name), None
     op = unrolling.contract.operations[name]
     last = unrolling.states[-1]
     try:
         io = tr.step_vars(op, f"goal{depth}.{name}.{failing}")
         held = [tr.clause(c, last, io) for c in op.requires[:failing]]
-        return z3.And(io.constraints, *held, z3.Not(tr.clause(op.requires[failing], last, io)))
+        return z3.And(io.constraints, *held, z3.Not(tr.clause(op.requires[failing], last, io))), io.input
     except SolverError:
         return None  # a clause outside the symbolic fragment
 
 
-def _plan_one(unrolling: Unrolling, goal: Goal, wanted: z3.BoolRef) -> Prefix | None:
-    """The least prefix that meets ``goal`` (``wanted``, of ``_wanted``) at this depth; None if
+def _plan_one(unrolling: Unrolling, goal: Goal, wanted: z3.BoolRef, refused: Any) -> Route | None:
+    """The least prefix that meets ``goal`` (``wanted``, of ``_wanted``) at this depth, with the
+    inputs of the model that chose it (``refused``: the refused call's input variables); None if
     there is none (raises ``_GaveUp`` if the solver cannot say)."""
     if _check(unrolling, wanted) != z3.sat:
         return None
-    prefix = _least(unrolling, wanted)
-    return prefix if goal[1] is None else (*prefix, goal[0])
+    prefix = _least(unrolling, wanted)  # leaves the model of its last check: the plan itself
+    inputs = _inputs(unrolling, refused)
+    if goal[1] is None:
+        return Route(prefix, inputs)
+    return Route((*prefix, goal[0]), inputs, refused=True)
+
+
+def _inputs(unrolling: Unrolling, refused: Any) -> tuple[Any, ...]:
+    """The inputs of the unrolling's last model, the refused call's last where there is one;
+    none where the model cannot be read back (a value outside what the reader knows)."""
+    try:
+        return tuple(unrolling.inputs(refused))
+    except (SolverError, z3.Z3Exception, ValueError, TypeError, KeyError):
+        return ()
 
 
 def _least(unrolling: Unrolling, wanted: z3.BoolRef) -> Prefix:
@@ -220,7 +251,8 @@ def _least(unrolling: Unrolling, wanted: z3.BoolRef) -> Prefix:
 def prefixes(contract: Contract, operations: Iterable[str], *, timeout: float) -> list[Prefix]:
     """A prefix to each of ``operations`` accepted that the solver finds within ``timeout``
     seconds' worth of effort."""
-    return plan(contract, [(name, None) for name in operations], effort=effort(timeout))
+    found = plan(contract, [(name, None) for name in operations], effort=effort(timeout))
+    return [route.operations for route in found]
 
 
-__all__ = ["Goal", "Prefix", "goal_of", "plan", "prefix_to", "prefixes"]
+__all__ = ["Goal", "Prefix", "Route", "goal_of", "plan", "prefix_to", "prefixes"]

@@ -33,7 +33,7 @@ from envfactory.contracts.values import FrozenMap
 from envfactory.fuzz.corpus import Call, Corpus
 from envfactory.fuzz.findings import KINDS, Finding, FindingError, Findings, Key
 from envfactory.fuzz.oracle import Expectation
-from envfactory.fuzz.reach import Prefix
+from envfactory.fuzz.reach import Route
 from envfactory.fuzz.shrink import explained, minimize, skipped
 from envfactory.fuzz.steering import MADE_AGAIN, Steer, Threshold, literals
 from envfactory.fuzz.targets import Target
@@ -281,10 +281,10 @@ class Session:
         self.searching = False
         self.minimize_deadline: float | None = None
         """Past this (monotonic) time the shrinker starts no more replays."""
-        self.prefixes: list[Prefix] = []
+        self.prefixes: list[Route] = []
         """Call sequences the solver planned to operations the search had not reached (fixed
         for a round: Hypothesis replays a case's choices and needs them to mean the same)."""
-        self.planned: list[Prefix] = []
+        self.planned: list[Route] = []
         """The prefixes the solver has reported so far (``reach``, perhaps still planning)."""
         self.planning: threading.Thread | None = None
         self.planning_error: Exception | None = None
@@ -340,7 +340,7 @@ class Session:
             raise self.planning_error
         if len(self.planned) > len(self.prefixes):
             self.prefixes = list(self.planned)
-            self.reached = tuple(p[-1] for p in self.prefixes)
+            self.reached = tuple(route.operations[-1] for route in self.prefixes)
 
     def begin_case(self) -> None:
         if self.reach_at is not None and self.first_case is None:
@@ -714,7 +714,7 @@ def reach(session: Session, time_budget: float | None, *, background: bool = Fal
             bounded(
                 lambda report: plan(contract, goals, effort=units, report=report),
                 HANG_GUARD if time_budget is None else seconds * REACH_GUARD,
-                progress=lambda prefix: found.append(tuple(prefix)),
+                progress=found.append,
             )
         except Exception as err:  # raised where the run adopts what was planned
             session.planning_error = err

@@ -30,6 +30,9 @@ CROWD = 4
 """Live keys in every collection a producer adds to, past which it is no longer preferred."""
 FITS = 16
 """Live keys (the newest) that ``Steer.fitting`` tests at most."""
+MOST_CROWD = 8
+"""The most live keys a limit the contract counts (``crowds``) raises ``CROWD`` to."""
+"""Live keys (the newest) that ``Steer.fitting`` tests at most."""
 
 
 @attrs.frozen(slots=True)
@@ -94,9 +97,14 @@ class Steer:
     null``, ``open``): no input passes them where they fail, so the operation is not preferred
     there. A limit (``moves < 4``) is not one: the call at the limit is the boundary probe
     where off-by-one bugs live."""
+    crowd: tuple[tuple[str, int], ...] = ()
+    """For each collection in ``makes``, the live keys past which the operation is no longer
+    preferred (``CROWD``, or more where a limit the contract counts needs more: ``crowds``)."""
 
     @classmethod
-    def of(cls, op: Operation, contract: Contract) -> Steer:
+    def of(cls, op: Operation, contract: Contract, crowds: Mapping[str, int] | None = None) -> Steer:
+        """What ``op`` needs; ``crowds`` (``crowds(contract)``, computed once per run by whoever
+        needs ``possible``) raises the crowd of a collection whose keys a limit counts."""
         keys = key_fields(op, contract)
         needs = frozenset(k.collection for k in keys if not k.fresh)
         makes = frozenset(k.collection for k in keys if k.fresh) - needs
@@ -116,21 +124,17 @@ class Steer:
             roles(op, contract),
             record_tests(op, keys),
             guards,
+            tuple((name, max(CROWD, (crowds or {}).get(name, CROWD))) for name in sorted(makes)),
         )
 
-    def fitting(self, field: str, state: Mapping[str, Any], keys: list[Any]) -> list[Any]:
+    def fitting(self, field: str, state: Mapping[str, Any], keys: list[Any]) -> list[Any] | None:
         """The ``keys`` (the newest ``FITS`` of them) that pass every requires reading only
-        ``field`` and the state (``fits``): a bid on a live lot, not on one that has closed."""
+        ``field`` and the state (``fits``): a bid on a live lot, not on one that has closed.
+        None where no such requires reads ``field`` (every key fits: none is left out)."""
         tests = [test for name, test in self.fits if name == field]
-        out = []
-        for key in keys[-FITS:]:
-            env = Env(state, {field: key})
-            try:
-                if all(test(env) is True for test in tests):
-                    out.append(key)
-            except (EvaluationError, TypeError, KeyError, ValueError, ArithmeticError):
-                continue
-        return out
+        if not tests:
+            return None
+        return [key for key in keys[-FITS:] if all(holds_at(test, state, field, key) for test in tests)]
 
     def possible(self, state: Mapping[str, Any]) -> bool:
         """Whether the operation may be enabled in ``state`` and is worth preferring: every
@@ -146,7 +150,7 @@ class Steer:
             return False
         if self.guards and not self._guarded(state):
             return False
-        return not self.makes or any(len(state.get(name) or ()) < CROWD for name in self.makes)
+        return not self.crowd or any(len(state.get(name) or ()) < most for name, most in self.crowd)
 
     def _guarded(self, state: Mapping[str, Any]) -> bool:
         """Whether the mode ``guards`` hold (a login while someone is logged in, a logout while
@@ -160,6 +164,46 @@ class Steer:
             except (EvaluationError, TypeError, KeyError):
                 return True  # the model judges it: not ours to rule out
         return True
+
+
+def crowds(contract: Contract) -> dict[str, int]:
+    """The live keys each collection needs where a requires compares a count of its keys with a
+    constant (``sum(1 for l in lots if lots[l].seller == s and ...) < 3``, ``len(books) <= 5``):
+    the count at the limit, the key refused there, and one more in another state (a lot
+    cancelled as a draft next to the three live ones: a limit whose bug is in what it counts).
+    Limits that need more than ``MOST_CROWD`` keys are left to ``CROWD``."""
+    out: dict[str, int] = {}
+    for op in contract.operations.values():
+        for node in (node for clause in op.requires for node in ir.walk(clause.expr)):
+            if not isinstance(node, ir.Compare) or node.op not in ("<", "<=", ">", ">="):
+                continue
+            for count, bound, sign in (
+                (node.left, node.right, node.op),
+                (node.right, node.left, _FLIP[node.op]),
+            ):
+                collection = _counted(count)
+                if collection is None or not isinstance(bound, ir.Const):
+                    continue
+                limit = bound.value
+                if isinstance(limit, bool) or not isinstance(limit, int) or sign not in ("<", "<="):
+                    continue
+                need = limit + (2 if sign == "<" else 3)
+                if need <= MOST_CROWD:
+                    out[collection] = max(out.get(collection, CROWD), need)
+    return out
+
+
+_FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
+
+
+def _counted(node: ir.Expr) -> str | None:
+    """The collection ``node`` counts the keys of (``len(c)``, ``sum(... for k in c ...)``)."""
+    if isinstance(node, ir.Call) and node.func == "len" and len(node.args) == 1:
+        node = node.args[0]
+        return node.id if isinstance(node, ir.Name) else None
+    if isinstance(node, ir.Quant) and node.kind == "sum" and isinstance(node.domain, ir.Name):
+        return node.domain.id
+    return None
 
 
 def roles(op: Operation, contract: Contract) -> tuple[Role, ...]:
@@ -276,6 +320,14 @@ def key_fields(op: Operation, contract: Contract) -> tuple[KeyField, ...]:
     return tuple(KeyField(f, c, fresh) for f, (c, fresh) in sorted(relation.items()))
 
 
+def holds_at(test: Compiled, state: Mapping[str, Any], field: str, key: Any) -> bool:
+    """Whether ``test`` holds with ``field`` naming the record ``key`` (an error: it does not)."""
+    try:
+        return test(Env(state, {field: key})) is True
+    except (EvaluationError, TypeError, KeyError, ValueError, ArithmeticError):
+        return False
+
+
 def record_tests(op: Operation, keys: tuple[KeyField, ...]) -> tuple[tuple[str, Compiled], ...]:
     """The requires whose only input field names a live key and that read its record: each
     with the field (a membership test ``input.lot in lots`` holds of every live key: left out)."""
@@ -381,6 +433,7 @@ __all__ = [
     "Role",
     "Steer",
     "Threshold",
+    "crowds",
     "distinct_keys",
     "input_field",
     "key_fields",

@@ -154,6 +154,19 @@ class Unrolling:
             result.append((name, read(vars_.input), output, True))
         return result
 
+    def inputs(self, extra: Any = None) -> list[Any]:
+        """The inputs of the last satisfying model's calls, and then ``extra``'s value (the input
+        variables of a call past the last, where given), all read together: a string the model
+        gave two calls (a key made, then used) reads back as one text in both."""
+        assert self._model is not None
+        names = [self.ops[evaluated(self._model, sel).as_long()] for sel in self.selectors]
+        values = [io[name].input for io, name in zip(self.io, names, strict=True)]
+        if extra is not None:
+            values.append(extra)
+        outputs = [v for io, name in zip(self.io, names, strict=True) if (v := io[name].output) is not None]
+        read = self.transition.reader(self._model, [*values, *outputs])
+        return [read(value) for value in values]
+
     def unknown_initial(self) -> dict[str, Any] | None:
         """The model's values for state variables whose initial value is unknown (open world)."""
         assert self._model is not None

@@ -17,9 +17,9 @@ import envfactory
 from envfactory.fuzz import machine
 from envfactory.fuzz.draws import Source
 from envfactory.fuzz.machine import Case, plans
-from envfactory.fuzz.reach import goal_of, plan
+from envfactory.fuzz.reach import Route, goal_of, plan
 from envfactory.fuzz.runner import Session, clause_outcomes, fuzz
-from envfactory.fuzz.steering import Steer, distinct_keys, key_fields
+from envfactory.fuzz.steering import Steer, crowds, distinct_keys, key_fields
 from envfactory.fuzz.targets import open_target
 
 IMPLS = Path(__file__).resolve().parent / "impls"
@@ -149,7 +149,8 @@ def test_the_solver_plans_to_a_counter_exactly_at_its_limit(tmp_path: Path) -> N
     assert ("inc", 1) in goals and ("inc", None) in goals
     found = plan(contract, [("inc", 1), ("inc", 0)], effort=10**9)
     # the limit: three increments, then the one the second clause refuses; closed: one call
-    assert found == [("shut", "inc"), ("inc", "inc", "inc", "inc")]
+    assert [r.operations for r in found] == [("shut", "inc"), ("inc", "inc", "inc", "inc")]
+    assert [r.refused for r in found] == [True, True] and found[1].inputs == ({},) * 4
     assert goal_of("inc: input schema fails") is None
 
 
@@ -246,9 +247,9 @@ def test_a_run_with_a_time_budget_searches_on_while_the_solver_plans(monkeypatch
     go = threading.Event()
 
     def worker(task: Any, seconds: float, *, progress: Any) -> None:
-        progress(("open", "close"))
+        progress(Route(("open", "close")))
         assert go.wait(60)  # a hang guard: the test releases it
-        progress(("open", "deposit"))
+        progress(Route(("open", "deposit")))
 
     monkeypatch.setattr(deadline, "bounded", worker)
     session = _session(LEDGER, "Ledger")
@@ -259,14 +260,15 @@ def test_a_run_with_a_time_budget_searches_on_while_the_solver_plans(monkeypatch
             break
         session.planning.join(0.01)
     session.adopt_prefixes()
-    assert session.prefixes == [("open", "close")] and session.reached == ("close",)
+    assert [r.operations for r in session.prefixes] == [("open", "close")] and session.reached == ("close",)
     go.set()
     session.planning.join(60)
     session.adopt_prefixes()
-    assert session.prefixes == [("open", "close"), ("open", "deposit")]
+    assert [r.operations for r in session.prefixes] == [("open", "close"), ("open", "deposit")]
     waited = _session(LEDGER, "Ledger")
     runner.reach(waited, None)
-    assert waited.planning is None and waited.prefixes == [("open", "close"), ("open", "deposit")]
+    assert waited.planning is None
+    assert [r.operations for r in waited.prefixes] == [("open", "close"), ("open", "deposit")]
 
 
 FLEET = envfactory.load(IMPLS / "fleet.yaml")
@@ -418,6 +420,27 @@ def test_a_live_key_is_mostly_one_whose_record_the_requires_accept() -> None:
     assert lots.count("x") + lots.count("y") > 40  # one draw in four takes any live key
 
 
+def test_a_key_field_no_requires_tests_alone_is_drawn_across_every_live_key() -> None:
+    """``bidder`` has no requires of its own (``fitting`` says None): a bid's bidder is any of
+    twenty users, the oldest as often as the newest, not only the newest ``FITS`` of them."""
+    contract = envfactory.load(IMPLS / "auction.yaml")
+    session = _session(contract, "Auction")
+    bid = {p.name: p for p in plans(session)}["bid"]
+    case = Case(session, replay=True)
+    users = [f"u{i:02}" for i in range(20)]
+    for name in ["s", *users]:
+        case.send(contract.operations["join"], {"name": name})
+    case.send(contract.operations["create"], {"lot": "a", "seller": "s"})
+    case.send(contract.operations["open"], {"lot": "a"})
+    assert bid.steer.fitting("bidder", case.state, users) is None
+    src: Any = Seeded(6)
+    bidders = [case.draw(bid, src, breaking=False)["bidder"] for _ in range(2000)]
+    oldest = sum(bidders.count(u) for u in users[:4])
+    # a live key six draws in eight, one of 21 users each: the four oldest about 230 times
+    # (when only the newest 16 were tested, about 60: the fourth draw alone reached them)
+    assert oldest > 150
+
+
 def test_corpus_entries_weigh_by_how_seldom_their_news_came_back() -> None:
     """An entry weighs one over how many calls showed each feature it showed first: the clock at
     1 seen once outweighs the clock at 0 seen ten times, and a case starts from it by that weight
@@ -472,3 +495,80 @@ def test_the_simplest_choice_of_operation_repeats_the_step_before(monkeypatch: p
     assert case.steps[2].status == 200 and case.steps[3].status >= 400
     assert case.state["bins"]["a"]["qty"] == 5
     assert ops[0].name == "addBin"  # what the simplest choice was before
+
+
+RELEASES = """\
+envfactory: "1"
+info: {title: Releases, version: "1"}
+state:
+  users:
+    collection:
+      key: {type: string}
+      value: {type: object, properties: {admin: {type: boolean}}, required: [admin]}
+  session: {type: [string, "null"], initial: null}
+  shipped: {type: integer, initial: 0}
+operations:
+  signup:
+    input:
+      type: object
+      properties: {name: {type: string}, admin: {type: boolean}}
+      required: [name, admin]
+    requires: ['not (input.name in users)']
+    effects: ['users[input.name] = {"admin": input.admin}']
+  login:
+    input: {type: object, properties: {name: {type: string}}, required: [name]}
+    requires: ['session == null', 'input.name in users']
+    effects: [session = input.name]
+  ship:
+    input: {type: object, properties: {tag: {type: string}}, required: [tag]}
+    requires: ['session != null', 'input.tag.startswith("v2.")', 'users[session].admin']
+    effects: [shipped = shipped + 1]
+"""
+
+
+def test_a_planned_route_carries_the_inputs_that_meet_its_goal(tmp_path: Path) -> None:
+    """The operations alone say "sign up, log in, ship"; the inputs say who (the admin, or for
+    the refusal one who is not) and which tag (one that starts with ``v2.``). Followed with its
+    inputs, a route makes exactly the call it was planned for; with inputs drawn again, the
+    login is rarely the user it needs and the tag never has the prefix."""
+    from envfactory.solver.bmc import replay
+
+    path = tmp_path / "releases.yaml"
+    path.write_text(RELEASES)
+    contract = envfactory.load(path)
+    refused, shipped = plan(contract, [("ship", None), ("ship", 2)], effort=10**9)  # refusal first
+    assert shipped.operations == refused.operations == ("signup", "login", "ship")
+    assert (
+        replay(
+            contract,
+            [(op, value, None, False) for op, value in zip(shipped.operations, shipped.inputs, strict=True)],
+        ).failure
+        is None
+    )
+    calls = [(op, value, None, False) for op, value in zip(refused.operations, refused.inputs, strict=True)]
+    failed = replay(contract, calls)
+    assert refused.refused and failed.failed_step == 2
+    assert failed.failure is not None and failed.failure.clause == contract.operations["ship"].requires[2]
+    session = Session(contract, open_target("sim", contract), mode="adversarial", time_budget=None)
+    for route in (shipped, refused):
+        case = Case(session, replay=True)
+        case.follow(plans(session), route, Simplest())  # the simplest choice: the planned inputs
+        assert [s.input for s in case.steps] == list(route.inputs)
+        assert [s.status < 400 for s in case.steps] == [True, True, not route.refused]
+
+
+def test_a_producer_has_room_for_the_keys_a_counted_limit_needs() -> None:
+    """The auction's open counts a seller's live lots against 3 (``< 3``): three live, the
+    fourth refused, and one more in another state (a draft cancelled beside them) make five, so
+    ``create`` stays preferred up to five lots where four is the rule; the review board's quota
+    of four pull requests makes six. A contract with no counted limit keeps the rule."""
+    auction = envfactory.load(IMPLS / "auction.yaml")
+    assert crowds(auction) == {"lots": 5}
+    assert crowds(envfactory.load(IMPLS / "reviews.yaml")) == {"pulls": 6}
+    assert crowds(LEDGER) == {}
+    create = Steer.of(auction.operations["create"], auction, crowds(auction))
+    users = {"s": {"funds": 0, "won": 0}}
+    assert create.possible({"users": users, "lots": {key: {} for key in "abcd"}})
+    assert not create.possible({"users": users, "lots": {key: {} for key in "abcde"}})
+    plain = Steer.of(auction.operations["create"], auction)
+    assert not plain.possible({"users": users, "lots": {key: {} for key in "abcd"}})
