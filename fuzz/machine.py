@@ -80,6 +80,15 @@ RARITY_SCALE = 1 << 16
 """The resolution of a draw by rarity (``Case._entry``)."""
 FIT_ODDS = 4
 """A valid call's live key is one its record clauses accept (``Steer.fitting``) but one time in this."""
+TURNED_ODDS = 3
+"""One probe in this many sends again a recent accepted call that the model refuses now
+(``Case._turned``)."""
+TURNED_LOOKBACK = 8
+"""How many of a case's latest accepted calls ``Case._turned`` looks at."""
+ABSENT_ODDS = 2
+"""A key field the input schema does not require is left out one time in this many, as the
+schema's generator leaves out any other optional field: its absence is a case of its own
+(``link`` without ``to`` unlinks; ``resend`` without ``to`` keeps the destination)."""
 STEP_LABEL = 0x5EED_F022
 SLOW_CALL = 0.2
 """Seconds (CPU seconds for a target in this process: ``Session.call_clock``) past which a call that failed (an error, a crash, a hang: none changes the target's
@@ -91,7 +100,7 @@ spend the budget failing the same way again."""
 class OpPlan:
     """What a step needs about its operation, computed once per run."""
 
-    __slots__ = ("gen", "key_gens", "name", "op", "scalars", "steer")
+    __slots__ = ("gen", "key_gens", "name", "op", "optional", "scalars", "steer")
 
     def __init__(self, op: Operation, session: Session, crowd: Mapping[str, int] | None = None) -> None:
         self.op = op
@@ -99,6 +108,8 @@ class OpPlan:
         self.steer = Steer.of(op, session.contract, crowd)
         keyed = {k.field for k in self.steer.keys}
         props, required, additional = inputs.object_properties(op.input_schema)
+        self.optional = frozenset(keyed - set(required))
+        """Key fields the input may leave out (``Case._keys``)."""
         self.scalars = tuple(
             (name, kind)
             for name, schema in sorted(props.items())
@@ -260,6 +271,8 @@ class Case:
             )
         ):
             self.probes += 1
+            if src.index(TURNED_ODDS) == TURNED_ODDS - 1 and self._turned(plans, src):
+                return
             # any operation, enabled or not; half the time, where a key is gone, one that reads
             # a key of that collection (use after delete is the classic bug of stateful APIs)
             stale = [p for p in plans if any(not k.fresh and self._gone(k.collection) for k in p.steer.keys)]
@@ -314,6 +327,33 @@ class Case:
             value = self.draw(plan, src, breaking=True)
         self.send(plan.op, value)
 
+    def _turned(self, plans: list[OpPlan], src: Source) -> bool:
+        """Send again one of the case's latest accepted calls that a ``requires`` refuses now
+        (its fresh keys made fresh again); whether there was one. A later call turned the
+        clause: where a target keeps what the clause reads in a store of its own (the hubs a
+        link reaches in two hops), the path that should have updated it is where it goes stale,
+        and the call it disabled is the one that shows it (a send along a route an unlink
+        broke); a steered draw meets that call only by chance."""
+        session = self.session
+        by_name = {plan.name: plan for plan in plans}
+        turned: list[tuple[OpPlan, dict[str, Any], oracle.Expectation]] = []
+        for name, value in self.accepted[-TURNED_LOOKBACK:]:
+            plan = by_name.get(name)
+            if plan is None or not isinstance(value, dict):
+                continue
+            call = dict(value)
+            for key in plan.steer.keys:
+                if key.fresh and key.field in call:
+                    call[key.field] = self._fresh(key.collection, call[key.field])
+            expect = oracle.judge(session.model, self.state, plan.op, call)
+            if not expect.accepted and expect.kind == "precondition":
+                turned.append((plan, call, expect))
+        if not turned:
+            return False
+        plan, call, expect = turned[-1 - src.index(len(turned))]
+        self.send(plan.op, call, expect)
+        return True
+
     def _past_threshold(self, plan: OpPlan, src: Source) -> Any:
         """A valid-intent input with one field compared with the state moved just past its bound
         (an amount one more than the balance, one more than a limit allows), so that the clause
@@ -363,6 +403,9 @@ class Case:
         taken: dict[str, list[Any]] = {}
         for key in plan.steer.keys:
             field, collection = key.field, key.collection
+            if field in plan.optional and src.index(ABSENT_ODDS) == ABSENT_ODDS - 1:
+                value.pop(field, None)
+                continue
             chosen = taken.setdefault(collection, [])
             live = list(state.get(collection) or ())
             drawn = plan.key_gens.get(field)

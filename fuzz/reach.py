@@ -218,7 +218,11 @@ def _plan_one(unrolling: Unrolling, goal: Goal, wanted: z3.BoolRef, refused: Any
     there is none (raises ``_GaveUp`` if the solver cannot say)."""
     if _check(unrolling, wanted) != z3.sat:
         return None
-    prefix = _least(unrolling, wanted)  # leaves the model of its last check: the plan itself
+    # the model's own choice of operations: asking again for the one that comes first in the
+    # contract's order, step by step, cost more than half of all the planning (a check per
+    # operation and step, the unsatisfiable ones the dearest); the effort bounds the work, so the
+    # same contract and goals still give the same model, the same plan
+    prefix = tuple(unrolling.operations())
     inputs = _inputs(unrolling, refused)
     if goal[1] is None:
         return Route(prefix, inputs)
@@ -232,20 +236,6 @@ def _inputs(unrolling: Unrolling, refused: Any) -> tuple[Any, ...]:
         return tuple(unrolling.inputs(refused))
     except (SolverError, z3.Z3Exception, ValueError, TypeError, KeyError):
         return ()
-
-
-def _least(unrolling: Unrolling, wanted: z3.BoolRef) -> Prefix:
-    """Of the shortest plans, the one whose operations come first in the contract's order, step
-    by step: the same plan however the solver's model happens to come out."""
-    fixed: list[z3.BoolRef] = []
-    for selector in unrolling.selectors:
-        for index in range(len(unrolling.ops)):
-            if _check(unrolling, wanted, *fixed, selector == index) == z3.sat:
-                fixed.append(selector == index)
-                break
-        else:
-            raise _GaveUp  # no operation fits: the solver's earlier answer was not to be had again
-    return tuple(unrolling.ops[int(str(f.arg(1)))] for f in fixed)
 
 
 def prefixes(contract: Contract, operations: Iterable[str], *, timeout: float) -> list[Prefix]:

@@ -136,8 +136,7 @@ class Unrolling:
         With ``polish`` seconds, the same operations are solved again (under the same
         ``assumptions``) asking for printable strings; the first model stands if that fails.
         """
-        assert self._model is not None
-        names = [self.ops[evaluated(self._model, sel).as_long()] for sel in self.selectors]
+        names = self.operations()
         if polish > 0:
             chosen = [sel == self.ops.index(n) for sel, n in zip(self.selectors, names, strict=True)]
             wishes = [io[n].cosmetic for io, n in zip(self.io, names, strict=True)]
@@ -154,12 +153,17 @@ class Unrolling:
             result.append((name, read(vars_.input), output, True))
         return result
 
+    def operations(self) -> list[str]:
+        """The operations the last satisfying model chose, step by step."""
+        assert self._model is not None
+        return [self.ops[evaluated(self._model, sel).as_long()] for sel in self.selectors]
+
     def inputs(self, extra: Any = None) -> list[Any]:
         """The inputs of the last satisfying model's calls, and then ``extra``'s value (the input
         variables of a call past the last, where given), all read together: a string the model
         gave two calls (a key made, then used) reads back as one text in both."""
+        names = self.operations()
         assert self._model is not None
-        names = [self.ops[evaluated(self._model, sel).as_long()] for sel in self.selectors]
         values = [io[name].input for io, name in zip(self.io, names, strict=True)]
         if extra is not None:
             values.append(extra)
