@@ -30,8 +30,7 @@ pytestmark = pytest.mark.timeout(1800)  # a hang guard only: runs end by example
 sys.path.insert(0, str(IMPLS))
 
 import auction_impl  # noqa: E402
-from fuzz_impl_check import shows_last  # noqa: E402
-from heldout import findings, planted, verdicts  # noqa: E402
+from heldout import HeldOutSet  # noqa: E402
 
 Call = tuple[str, dict[str, Any]]
 SELLER: list[Call] = [("join", {"name": "s"})]
@@ -119,21 +118,6 @@ MINIMAL = {
 }
 
 
-def test_every_planted_bug_has_a_trace() -> None:
-    assert planted(auction_impl, auction_impl.Auction) == set(TRACES) == set(MINIMAL)
-
-
-@pytest.mark.parametrize("bug", sorted(TRACES))
-def test_each_planted_bug_shows_at_its_stated_depth(bug: str) -> None:
-    trace = TRACES[bug]
-    assert len(trace) == MINIMAL[bug]
-    assert shows_last(auction_impl.Auction(), getattr(auction_impl, bug)(), trace)
-
-
-@pytest.mark.parametrize("bug", sorted(TRACES))
-def test_the_correct_house_answers_each_trace_as_the_contract_says(bug: str) -> None:
-    assert verdicts("auction", "Auction", TRACES[bug]) == ["valid"]
-
-
-def test_the_correct_house_has_no_finding() -> None:
-    assert findings("auction", "Auction", 300) == ()
+class TestAuction(HeldOutSet):
+    name, module, correct = "auction", auction_impl, "Auction"
+    traces, minimal = TRACES, MINIMAL

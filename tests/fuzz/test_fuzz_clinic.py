@@ -23,8 +23,7 @@ pytestmark = pytest.mark.timeout(1800)  # a hang guard only: runs end by example
 sys.path.insert(0, str(IMPLS))
 
 import clinic_impl  # noqa: E402
-from fuzz_impl_check import shows_last  # noqa: E402
-from heldout import findings, planted, verdicts  # noqa: E402
+from heldout import HeldOutSet  # noqa: E402
 
 P, Q = {"name": "p"}, {"name": "q"}
 D, E = {"name": "d", "cap": 1}, {"name": "e", "cap": 1}
@@ -118,21 +117,6 @@ MINIMAL = {
 }
 
 
-def test_every_planted_bug_has_a_trace() -> None:
-    assert planted(clinic_impl, clinic_impl.Clinic) == set(TRACES) == set(MINIMAL)
-
-
-@pytest.mark.parametrize("bug", sorted(TRACES))
-def test_each_planted_bug_shows_at_its_stated_depth(bug: str) -> None:
-    trace = TRACES[bug]
-    assert len(trace) == MINIMAL[bug]
-    assert shows_last(clinic_impl.Clinic(), getattr(clinic_impl, bug)(), trace)
-
-
-@pytest.mark.parametrize("bug", sorted(TRACES))
-def test_the_correct_clinic_answers_each_trace_as_the_contract_says(bug: str) -> None:
-    assert verdicts("clinic", "Clinic", TRACES[bug]) == ["valid"]
-
-
-def test_the_correct_clinic_has_no_finding() -> None:
-    assert findings("clinic", "Clinic", 300) == ()
+class TestClinic(HeldOutSet):
+    name, module, correct = "clinic", clinic_impl, "Clinic"
+    traces, minimal = TRACES, MINIMAL

@@ -36,8 +36,7 @@ pytestmark = pytest.mark.timeout(1800)  # a hang guard only: runs end by example
 sys.path.insert(0, str(IMPLS))
 
 import courier_impl  # noqa: E402
-from fuzz_impl_check import shows_last  # noqa: E402
-from heldout import findings, planted, verdicts  # noqa: E402
+from heldout import HeldOutSet, verdicts  # noqa: E402
 
 Call = tuple[str, dict[str, Any]]
 
@@ -143,26 +142,10 @@ MINIMAL = {
 }
 
 
-def test_every_planted_bug_has_a_trace() -> None:
-    assert planted(courier_impl, courier_impl.Courier) == set(TRACES) == set(MINIMAL)
+class TestCourier(HeldOutSet):
+    name, module, correct = "courier", courier_impl, "Courier"
+    traces, minimal = TRACES, MINIMAL
+    examples = 100
 
-
-@pytest.mark.parametrize("bug", sorted(TRACES))
-def test_each_planted_bug_shows_at_its_stated_depth(bug: str) -> None:
-    trace = TRACES[bug]
-    assert len(trace) == MINIMAL[bug]
-    assert shows_last(courier_impl.Courier(), getattr(courier_impl, bug)(), trace)
-
-
-@pytest.mark.parametrize("bug", sorted(TRACES))
-def test_the_correct_network_answers_each_trace_as_the_contract_says(bug: str) -> None:
-    assert verdicts("courier", "Courier", TRACES[bug]) == ["valid"]
-
-
-@pytest.mark.parametrize("bug", sorted(TRACES))
-def test_the_planted_network_breaks_the_contract_on_its_trace(bug: str) -> None:
-    assert verdicts("courier", bug, TRACES[bug]) != ["valid"]
-
-
-def test_the_correct_network_has_no_finding() -> None:
-    assert findings("courier", "Courier", 100) == ()
+    def test_the_planted_network_breaks_the_contract_on_its_trace(self, bug: str) -> None:
+        assert verdicts("courier", bug, TRACES[bug]) != ["valid"]

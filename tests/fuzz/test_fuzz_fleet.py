@@ -22,8 +22,7 @@ pytestmark = pytest.mark.timeout(1800)  # a hang guard only: runs end by example
 sys.path.insert(0, str(IMPLS))
 
 import fleet_impl  # noqa: E402
-from fuzz_impl_check import shows_last  # noqa: E402
-from heldout import findings, planted, verdicts  # noqa: E402
+from heldout import HeldOutSet  # noqa: E402
 
 A, B, C = {"name": "a"}, {"name": "b"}, {"plate": "c"}
 TRIP = [("rent", {"plate": "c", "driver": "a"}), ("giveBack", C)]
@@ -99,21 +98,6 @@ MINIMAL = {
 }
 
 
-def test_every_planted_bug_has_a_trace() -> None:
-    assert planted(fleet_impl, fleet_impl.Fleet) == set(TRACES) == set(MINIMAL)
-
-
-@pytest.mark.parametrize("bug", sorted(TRACES))
-def test_each_planted_bug_shows_at_its_stated_depth(bug: str) -> None:
-    trace = TRACES[bug]
-    assert len(trace) == MINIMAL[bug]
-    assert shows_last(fleet_impl.Fleet(), getattr(fleet_impl, bug)(), trace)
-
-
-@pytest.mark.parametrize("bug", sorted(TRACES))
-def test_the_correct_fleet_answers_each_trace_as_the_contract_says(bug: str) -> None:
-    assert verdicts("fleet", "Fleet", TRACES[bug]) == ["valid"]
-
-
-def test_the_correct_fleet_has_no_finding() -> None:
-    assert findings("fleet", "Fleet", 300) == ()
+class TestFleet(HeldOutSet):
+    name, module, correct = "fleet", fleet_impl, "Fleet"
+    traces, minimal = TRACES, MINIMAL

@@ -21,8 +21,7 @@ pytestmark = pytest.mark.timeout(1800)  # a hang guard only: runs end by example
 sys.path.insert(0, str(IMPLS))
 
 import garage_impl  # noqa: E402
-from fuzz_impl_check import shows_last  # noqa: E402
-from heldout import findings, planted, verdicts  # noqa: E402
+from heldout import HeldOutSet  # noqa: E402
 
 CYCLE = [("enter", {"lot": "a"}), ("pay", {"id": 1}), ("leave", {"id": 1})]
 CYCLE2 = [("enter", {"lot": "a"}), ("pay", {"id": 2}), ("leave", {"id": 2})]
@@ -76,21 +75,7 @@ MINIMAL = {
 }
 
 
-def test_every_planted_bug_has_a_trace() -> None:
-    assert planted(garage_impl, garage_impl.Garage) == set(TRACES) == set(MINIMAL)
-
-
-@pytest.mark.parametrize("bug", sorted(TRACES))
-def test_each_planted_bug_shows_at_its_stated_depth(bug: str) -> None:
-    trace = TRACES[bug]
-    assert len(trace) == MINIMAL[bug]
-    assert shows_last(garage_impl.Garage(), getattr(garage_impl, bug)(), trace)
-
-
-@pytest.mark.parametrize("bug", sorted(TRACES))
-def test_the_correct_garage_answers_each_trace_as_the_contract_says(bug: str) -> None:
-    assert verdicts("garage", "Garage", TRACES[bug]) == ["valid"]
-
-
-def test_the_correct_garage_has_no_finding() -> None:
-    assert findings("garage", "Garage", 1000) == ()
+class TestGarage(HeldOutSet):
+    name, module, correct = "garage", garage_impl, "Garage"
+    traces, minimal = TRACES, MINIMAL
+    examples = 1000

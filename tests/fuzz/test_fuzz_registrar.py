@@ -20,8 +20,7 @@ pytestmark = pytest.mark.timeout(1800)  # a hang guard only: runs end by example
 sys.path.insert(0, str(IMPLS))
 
 import registrar_impl  # noqa: E402
-from fuzz_impl_check import shows_last  # noqa: E402
-from heldout import findings, planted, verdicts  # noqa: E402
+from heldout import HeldOutSet  # noqa: E402
 
 S = {"name": "s"}
 TRACES: dict[str, list[tuple[str, dict[str, Any]]]] = {
@@ -90,21 +89,6 @@ MINIMAL = {
 }
 
 
-def test_every_planted_bug_has_a_trace() -> None:
-    assert planted(registrar_impl, registrar_impl.Registrar) == set(TRACES) == set(MINIMAL)
-
-
-@pytest.mark.parametrize("bug", sorted(TRACES))
-def test_each_planted_bug_shows_at_its_stated_depth(bug: str) -> None:
-    trace = TRACES[bug]
-    assert len(trace) == MINIMAL[bug]
-    assert shows_last(registrar_impl.Registrar(), getattr(registrar_impl, bug)(), trace)
-
-
-@pytest.mark.parametrize("bug", sorted(TRACES))
-def test_the_correct_registrar_answers_each_trace_as_the_contract_says(bug: str) -> None:
-    assert verdicts("registrar", "Registrar", TRACES[bug]) == ["valid"]
-
-
-def test_the_correct_registrar_has_no_finding() -> None:
-    assert findings("registrar", "Registrar", 300) == ()
+class TestRegistrar(HeldOutSet):
+    name, module, correct = "registrar", registrar_impl, "Registrar"
+    traces, minimal = TRACES, MINIMAL

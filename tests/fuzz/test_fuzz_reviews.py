@@ -23,8 +23,7 @@ pytestmark = pytest.mark.timeout(1800)  # a hang guard only: runs end by example
 sys.path.insert(0, str(IMPLS))
 
 import reviews_impl  # noqa: E402
-from fuzz_impl_check import shows_last  # noqa: E402
-from heldout import findings, planted, verdicts  # noqa: E402
+from heldout import HeldOutSet  # noqa: E402
 
 Call = tuple[str, dict[str, Any]]
 OUT: Call = ("logout", {})
@@ -157,21 +156,6 @@ MINIMAL = {
 }
 
 
-def test_every_planted_bug_has_a_trace() -> None:
-    assert planted(reviews_impl, reviews_impl.Reviews) == set(TRACES) == set(MINIMAL)
-
-
-@pytest.mark.parametrize("bug", sorted(TRACES))
-def test_each_planted_bug_shows_at_its_stated_depth(bug: str) -> None:
-    trace = TRACES[bug]
-    assert len(trace) == MINIMAL[bug]
-    assert shows_last(reviews_impl.Reviews(), getattr(reviews_impl, bug)(), trace)
-
-
-@pytest.mark.parametrize("bug", sorted(TRACES))
-def test_the_correct_board_answers_each_trace_as_the_contract_says(bug: str) -> None:
-    assert verdicts("reviews", "Reviews", TRACES[bug]) == ["valid"]
-
-
-def test_the_correct_board_has_no_finding() -> None:
-    assert findings("reviews", "Reviews", 300) == ()
+class TestReviews(HeldOutSet):
+    name, module, correct = "reviews", reviews_impl, "Reviews"
+    traces, minimal = TRACES, MINIMAL

@@ -5,7 +5,10 @@ no finding in a fixed number of examples (seed 0: the same run every time)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
+
+import pytest
+from fuzz_impl_check import shows_last
 
 import envfactory
 from envfactory.contracts.errors import Location
@@ -15,6 +18,8 @@ from envfactory.trajectory import parse_trajectory
 from envfactory.verification import verify
 
 IMPLS = Path(__file__).resolve().parent
+
+Call = tuple[str, dict[str, Any]]
 
 
 def planted(module: Any, base: type) -> set[str]:
@@ -52,3 +57,38 @@ def findings(name: str, factory: str, examples: int) -> tuple[Any, ...]:
         return fuzz(contract, target, seed=0, max_examples=examples).findings
     finally:
         target.close()
+
+
+class HeldOutSet:
+    """The checks every held-out set's test file makes of the set: a subclass named ``Test...``
+    gives the set's name, its implementation module and correct class, one hand-written trace
+    per planted bug with its minimal length, and the examples the correct one is fuzzed for.
+    Each bug shows at its stated depth (the correct implementation answers the trace as the
+    contract says, the planted one does not, on its last call), and the correct implementation
+    gives the fuzzer no finding."""
+
+    name: ClassVar[str]
+    module: ClassVar[Any]
+    correct: ClassVar[str]
+    traces: ClassVar[dict[str, list[Call]]]
+    minimal: ClassVar[dict[str, int]]
+    examples: ClassVar[int] = 300
+
+    def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
+        if "bug" in metafunc.fixturenames:
+            metafunc.parametrize("bug", sorted(self.traces))
+
+    def test_every_planted_bug_has_a_trace(self) -> None:
+        base = getattr(self.module, self.correct)
+        assert planted(self.module, base) == set(self.traces) == set(self.minimal)
+
+    def test_each_planted_bug_shows_at_its_stated_depth(self, bug: str) -> None:
+        trace = self.traces[bug]
+        assert len(trace) == self.minimal[bug]
+        assert shows_last(getattr(self.module, self.correct)(), getattr(self.module, bug)(), trace)
+
+    def test_the_correct_implementation_answers_each_trace_as_the_contract_says(self, bug: str) -> None:
+        assert verdicts(self.name, self.correct, self.traces[bug]) == ["valid"]
+
+    def test_the_correct_implementation_has_no_finding(self) -> None:
+        assert findings(self.name, self.correct, self.examples) == ()
