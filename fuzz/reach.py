@@ -36,9 +36,8 @@ HANG = 3600.0
 """The unrolling's own time limit: a guard only, the effort bounds the work."""
 
 Prefix = tuple[str, ...]
-"""The operations of a planned call sequence. Only the operations: the inputs are drawn again by
-the steered fuzzer (``machine.Case.follow``), because a solver's model may name other values each
-time it is asked (same seed, same run), and ids the target assigns differ from the plan's anyway."""
+"""The operations of a planned call sequence: of the shortest, the one whose operations come first
+in the contract's order (``_least``), the same whatever else the process asked Z3 before."""
 
 
 @attrs.frozen(slots=True)
@@ -51,7 +50,9 @@ class Route:
 
     operations: Prefix
     inputs: tuple[Any, ...] = ()
-    """One per operation, or none where the model could not be read."""
+    """One per operation, or none where the model could not be read. The model's values may
+    differ with what else the process asked Z3 before (a new process, as each ``envfactory
+    fuzz`` is, gives the same ones for the same seed)."""
     refused: bool = False
     """Whether the last call is one a ``requires`` refuses (the goal a limit, not an acceptance)."""
 
@@ -218,11 +219,7 @@ def _plan_one(unrolling: Unrolling, goal: Goal, wanted: z3.BoolRef, refused: Any
     there is none (raises ``_GaveUp`` if the solver cannot say)."""
     if _check(unrolling, wanted) != z3.sat:
         return None
-    # the model's own choice of operations: asking again for the one that comes first in the
-    # contract's order, step by step, cost more than half of all the planning (a check per
-    # operation and step, the unsatisfiable ones the dearest); the effort bounds the work, so the
-    # same contract and goals still give the same model, the same plan
-    prefix = tuple(unrolling.operations())
+    prefix = _least(unrolling, wanted)  # leaves the model of its last check: the plan itself
     inputs = _inputs(unrolling, refused)
     if goal[1] is None:
         return Route(prefix, inputs)
@@ -236,6 +233,24 @@ def _inputs(unrolling: Unrolling, refused: Any) -> tuple[Any, ...]:
         return tuple(unrolling.inputs(refused))
     except (SolverError, z3.Z3Exception, ValueError, TypeError, KeyError):
         return ()
+
+
+def _least(unrolling: Unrolling, wanted: z3.BoolRef) -> Prefix:
+    """Of the shortest plans, the one whose operations come first in the contract's order, step
+    by step: the same plan however the solver's model happens to come out. The model itself
+    depends on what else the process asked Z3 before (the same goals planned twice in one
+    process came out as ``addBook, join, borrow`` and ``join, addBook, borrow``), so the same
+    seed would make other calls after another test or notebook cell. These checks cost about
+    half of all the planning (one per operation and step, the unsatisfiable ones the dearest)."""
+    fixed: list[z3.BoolRef] = []
+    for selector in unrolling.selectors:
+        for index in range(len(unrolling.ops)):
+            if _check(unrolling, wanted, *fixed, selector == index) == z3.sat:
+                fixed.append(selector == index)
+                break
+        else:
+            raise _GaveUp  # no operation fits: the solver's earlier answer was not to be had again
+    return tuple(unrolling.ops[int(str(f.arg(1)))] for f in fixed)
 
 
 def prefixes(contract: Contract, operations: Iterable[str], *, timeout: float) -> list[Prefix]:

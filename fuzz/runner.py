@@ -73,6 +73,12 @@ LONGER = 4
 """Cases grow up to this many times ``--steps`` long as short ones stop finding new states."""
 REACH_TIMEOUT = 10.0
 """Seconds' worth of solver effort (``reach.effort``) planning them may take, at most."""
+PLAN_SHARE = 0.5
+"""The share of a time budget whose worth of solver effort the planning may take (up to
+``REACH_TIMEOUT``): it runs beside the search, in a worker process with a core of its own where
+the machine has two, and each route is adopted as soon as it is found, so a deep route found
+late still has rounds left to be followed (alone, the review board's 9-call merge takes about
+18 million units, the courier's 11-call refusal at a limit about 50 million)."""
 REACH_GUARD = 3.0
 """The planning worker is killed past this many times those seconds of wall time (in a run with
 a time budget, which must not outlive it)."""
@@ -699,7 +705,7 @@ def reach(session: Session, time_budget: float | None, *, background: bool = Fal
     goals = [g for o in session.all_outcomes if o not in session.outcomes and (g := goal_of(o)) is not None]
     if not goals:
         return
-    seconds = REACH_TIMEOUT if time_budget is None else min(REACH_TIMEOUT, time_budget * REACH_SHARE)
+    seconds = REACH_TIMEOUT if time_budget is None else min(REACH_TIMEOUT, time_budget * PLAN_SHARE)
     units = effort(seconds)
     # in a worker killed at a deadline: encoding a large contract's steps (Twilio's 200
     # operations) ignores the solver's limits, and a run must not outlive its budget. The work is
