@@ -30,9 +30,8 @@ pytestmark = pytest.mark.timeout(1800)  # a hang guard only: runs end by example
 sys.path.insert(0, str(IMPLS))
 
 import auction_impl  # noqa: E402
-from heldout import HeldOutSet  # noqa: E402
+from heldout import Call, HeldOutSet  # noqa: E402
 
-Call = tuple[str, dict[str, Any]]
 SELLER: list[Call] = [("join", {"name": "s"})]
 TWO: list[Call] = [*SELLER, ("join", {"name": "b"})]
 THREE: list[Call] = [*TWO, ("join", {"name": "c"})]

@@ -36,9 +36,7 @@ pytestmark = pytest.mark.timeout(1800)  # a hang guard only: runs end by example
 sys.path.insert(0, str(IMPLS))
 
 import courier_impl  # noqa: E402
-from heldout import HeldOutSet, verdicts  # noqa: E402
-
-Call = tuple[str, dict[str, Any]]
+from heldout import Call, HeldOutSet, verdicts  # noqa: E402
 
 
 def hub(name: str, **extra: Any) -> Call:

@@ -23,9 +23,8 @@ pytestmark = pytest.mark.timeout(1800)  # a hang guard only: runs end by example
 sys.path.insert(0, str(IMPLS))
 
 import reviews_impl  # noqa: E402
-from heldout import HeldOutSet  # noqa: E402
+from heldout import Call, HeldOutSet  # noqa: E402
 
-Call = tuple[str, dict[str, Any]]
 OUT: Call = ("logout", {})
 ONE = {"number": 1}
 
