@@ -240,17 +240,30 @@ def _least(unrolling: Unrolling, wanted: z3.BoolRef) -> Prefix:
     by step: the same plan however the solver's model happens to come out. The model itself
     depends on what else the process asked Z3 before (the same goals planned twice in one
     process came out as ``addBook, join, borrow`` and ``join, addBook, borrow``), so the same
-    seed would make other calls after another test or notebook cell. These checks cost about
-    half of all the planning (one per operation and step, the unsatisfiable ones the dearest)."""
+    seed would make other calls after another test or notebook cell.
+
+    Each step descends from the model's own choice: is there a plan with an operation earlier
+    in the order here? One unsatisfiable check settles a step the model already chose least,
+    where asking each earlier operation in turn cost one each (the dearest checks: it was half
+    of all planning). Leaves the model of the plan chosen as the unrolling's last."""
     fixed: list[z3.BoolRef] = []
-    for selector in unrolling.selectors:
-        for index in range(len(unrolling.ops)):
-            if _check(unrolling, wanted, *fixed, selector == index) == z3.sat:
-                fixed.append(selector == index)
+    chosen = _chosen(unrolling)
+    current = True  # whether the last check's model is the one ``chosen`` was read from
+    for step, selector in enumerate(unrolling.selectors):
+        while chosen[step] > 0:
+            current = _check(unrolling, wanted, *fixed, selector < chosen[step]) == z3.sat
+            if not current:
                 break
-        else:
-            raise _GaveUp  # no operation fits: the solver's earlier answer was not to be had again
-    return tuple(unrolling.ops[int(str(f.arg(1)))] for f in fixed)
+            chosen = _chosen(unrolling)
+        fixed.append(selector == chosen[step])
+    if not current and _check(unrolling, wanted, *fixed) != z3.sat:
+        raise _GaveUp  # the solver's earlier answer was not to be had again
+    return tuple(unrolling.ops[index] for index in chosen)
+
+
+def _chosen(unrolling: Unrolling) -> list[int]:
+    """The operation the unrolling's last model chose at each step, as an index in its order."""
+    return [unrolling.ops.index(name) for name in unrolling.operations()]
 
 
 def prefixes(contract: Contract, operations: Iterable[str], *, timeout: float) -> list[Prefix]:

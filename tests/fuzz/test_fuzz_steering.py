@@ -659,3 +659,30 @@ def test_a_planned_route_names_the_same_operations_whatever_z3_was_asked_before(
         ("join", "addBook", "borrow"),
         ("join", "addBook", "borrow", "giveBack"),
     ]
+
+
+def test_a_planned_route_is_the_least_in_the_contract_order_that_a_plain_scan_finds() -> None:
+    """``_least`` descends from the model's own choice at each step; a scan that tries each
+    operation in the contract's order at each step (what it replaced, one check per operation)
+    must come to the same route, on routes long enough that the model's first choice is rarely
+    the least."""
+    import z3
+
+    from envfactory.solver.bmc import Unrolling
+    from envfactory.solver.states import slots_needed
+
+    courier = envfactory.load(IMPLS / "courier.yaml")
+    routes = plan(courier, [("attempt", None)], effort=10**9)
+    assert [len(route.operations) for route in routes] == [7]
+    for route in routes:
+        unrolling = Unrolling(courier, slots=slots_needed(courier, 4))  # as the planner's first stage
+        unrolling.add(unrolling.transition.invariants(unrolling.states[0]))
+        for _ in route.operations:
+            unrolling.add(unrolling.transition.invariants(unrolling.extend()))
+        ops = unrolling.ops
+        fixed = [unrolling.selectors[-1] == ops.index(route.operations[-1])]
+        for selector in unrolling.selectors[:-1]:
+            least = next(i for i in range(len(ops)) if unrolling.check(*fixed, selector == i) == z3.sat)
+            fixed.append(selector == least)
+        scanned = tuple(ops[int(str(f.arg(1)))] for f in fixed[1:])
+        assert (*scanned, route.operations[-1]) == route.operations
