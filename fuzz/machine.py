@@ -36,7 +36,7 @@ from envfactory.fuzz import inputs, oracle
 from envfactory.fuzz.corpus import Call
 from envfactory.fuzz.draws import Source
 from envfactory.fuzz.findings import Finding, crash_cause, error_for
-from envfactory.fuzz.steering import MADE_AGAIN, Steer, crowds
+from envfactory.fuzz.steering import FITS, MADE_AGAIN, Steer, crowds, holds_at
 from envfactory.trajectory import Step
 
 if TYPE_CHECKING:
@@ -85,6 +85,9 @@ TURNED_ODDS = 3
 (``Case._turned``)."""
 TURNED_LOOKBACK = 8
 """How many of a case's latest accepted calls ``Case._turned`` looks at."""
+AIM_ODDS = 4
+"""One step in this many, where a live key makes a way through an operation's effects that no
+call took yet (``Session.aims``), calls that operation on that key (``Case._aimed``)."""
 ABSENT_ODDS = 2
 """A key field the input schema does not require is left out one time in this many, as the
 schema's generator leaves out any other optional field: its absence is a case of its own
@@ -238,6 +241,10 @@ class Case:
             # a producer of a collection that lost a key in this case is offered twice (it makes
             # that key again three times in eight: see ``_keys``)
             enabled += [p for p in enabled if any(self._gone(c) for c in p.steer.makes & self.dropped.keys())]
+        if session.aims and src.index(AIM_ODDS) == AIM_ODDS - 1 and (aimed := self._aimed(enabled, src)):
+            self.previous = aimed[0]
+            self.valid(*aimed)
+            return
         # seven times in eight an operation the state may enable, else any: one draw, which
         # shrinks to the first enabled operation
         choice = src.index(ENABLED_ODDS * len(enabled) + len(plans))
@@ -282,14 +289,17 @@ class Case:
         else:
             self.valid(plan, src)
 
-    def valid(self, plan: OpPlan, src: Source) -> None:
-        """A call meant to be accepted: up to ``TRIES`` draws until the model accepts one."""
+    def valid(self, plan: OpPlan, src: Source, aim: tuple[str, Any] | None = None) -> None:
+        """A call meant to be accepted: up to ``TRIES`` draws until the model accepts one
+        (``aim``: a key field and the key it names in every draw)."""
         session = self.session
         value: Any = None
         expect: oracle.Expectation | None = None
         best: tuple[int, Any, oracle.Expectation] | None = None
         for _ in range(TRIES):
             value = self.draw(plan, src, breaking=False)
+            if aim is not None and isinstance(value, dict):
+                value[aim[0]] = aim[1]
             expect = oracle.judge(session.model, self.state, plan.op, value)
             if expect.accepted:
                 break
@@ -306,6 +316,27 @@ class Case:
             assert best is not None
             _, value, expect = best
         self.send(plan.op, value, expect)
+
+    def _aimed(self, enabled: list[OpPlan], src: Source) -> tuple[OpPlan, Source, tuple[str, Any]] | None:
+        """An enabled operation, with a live key that takes a way through its effects no call
+        took yet (a late bid on a lot whose extensions are used up): the state a case passes
+        through may be the one such a call needs, and a call drawn at random rarely names the
+        one record in it. None where there is none."""
+        state = self.state
+        aims = self.session.aims
+        found: list[tuple[OpPlan, str, Any]] = []
+        for plan in enabled:
+            if plan.name not in aims:
+                continue
+            live = {k.field: k.collection for k in plan.steer.keys if not k.fresh}
+            for field, test in aims[plan.name]:
+                if field in live:
+                    keys = list(state.get(live[field]) or ())[-FITS:]
+                    found.extend((plan, field, key) for key in keys if holds_at(test, state, field, key))
+        if not found:
+            return None
+        plan, field, key = found[src.index(len(found))]
+        return plan, src, (field, key)
 
     def probe(self, plan: OpPlan, src: Source) -> None:
         """A call meant to be rejected: a broken precondition (keys and thresholds turned the
@@ -615,7 +646,7 @@ class Case:
             return  # no request carries this call (an HTTP target's wire): never sent, never judged
         if expect is None:
             expect = oracle.judge(session.model, state, op, value)
-        session.outcome(op, expect)
+        session.outcome(op, expect, state, value)
         slow = session.slow.get(op.name)
         memo = self._memo_key(op.name, value) if slow is not None else ""
         response = slow.get(memo) if slow is not None else None

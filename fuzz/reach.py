@@ -22,8 +22,10 @@ from typing import Any
 import attrs
 import z3
 
+from envfactory.contracts import ir
 from envfactory.contracts.errors import SolverError
 from envfactory.contracts.model import Contract
+from envfactory.fuzz import branches
 from envfactory.solver.bmc import Unrolling
 from envfactory.solver.effort import Effort
 
@@ -57,17 +59,22 @@ class Route:
     """Whether the last call is one a ``requires`` refuses (the goal a limit, not an acceptance)."""
 
 
-Goal = tuple[str, int | None]
+Goal = tuple[str, int | None] | tuple[str, None, ir.Expr]
 """A clause outcome to plan for: the operation, and the index of the ``requires`` that fails
-while the ones before it hold (None: the operation accepted)."""
+while the ones before it hold (None: the operation accepted, and where a third item is given,
+accepted in a state and with an input where that condition holds: a way through its effects,
+``branches.py``)."""
 
 
-def goal_of(outcome: str) -> Goal | None:
+def goal_of(outcome: str, contract: Contract | None = None) -> Goal | None:
     """The goal behind a clause outcome's name (``runner.clause_outcomes``); None for outcomes
-    no state is needed for (a broken input schema)."""
+    no state is needed for (a broken input schema). A condition's outcome needs the contract."""
     name, _, what = outcome.rpartition(": ")
     if what == "accepted":
         return name, None
+    if contract is not None and (found := branches.find(contract, outcome)) is not None:
+        branch, taken = found
+        return name, None, branch.condition(taken)
     if what.startswith("requires ") and what.endswith(" fails"):
         return name, int(what.split()[1]) - 1
     return None
@@ -197,12 +204,18 @@ def _wanted(unrolling: Unrolling, goal: Goal, depth: int) -> tuple[z3.BoolRef, A
     """``goal`` met at the unrolling's last state (a refusal) or by its last call (an
     acceptance), with the refused call's input variables (None for an acceptance); None where
     the solver cannot express it."""
-    name, failing = goal
+    name, failing = goal[0], goal[1]
     if name in unrolling.skipped:
         return None
     tr = unrolling.transition
     if failing is None:
-        return unrolling.selectors[-1] == unrolling.ops.index(name), None
+        chosen = unrolling.selectors[-1] == unrolling.ops.index(name)
+        if len(goal) == 2:
+            return chosen, None
+        try:  # the condition, of the last call's pre-state and input
+            return z3.And(chosen, tr.clause(goal[2], unrolling.states[-2], unrolling.io[-1][name])), None
+        except SolverError:
+            return None
     op = unrolling.contract.operations[name]
     last = unrolling.states[-1]
     try:

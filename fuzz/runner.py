@@ -26,10 +26,12 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.stateful import get_state_machine_test
 
 from envfactory.contracts.errors import UsageError
+from envfactory.contracts.evaluator import Compiled
 from envfactory.contracts.model import Contract, Operation
 from envfactory.contracts.semantics import Machine, require_valid_start
 from envfactory.contracts.state import initial_state
 from envfactory.contracts.values import FrozenMap
+from envfactory.fuzz.branches import branches
 from envfactory.fuzz.corpus import Call, Corpus
 from envfactory.fuzz.findings import KINDS, Finding, FindingError, Findings, Key
 from envfactory.fuzz.oracle import Expectation
@@ -307,6 +309,13 @@ class Session:
         """Findings earlier rounds of the run reported: seen again, they end the case quietly."""
         self.outcomes: set[str] = set()
         self.all_outcomes = clause_outcomes(closed)
+        self.open_branches = {name: branches(op, closed) for name, op in closed.operations.items()}
+        """The conditions of each operation's effects with a way through not yet covered."""
+        self.aims: dict[str, tuple[tuple[str, Compiled], ...]] = {}
+        """Per operation, the ways through its effects not yet covered that one key field
+        decides: the field, and what the call must satisfy (``Case._aimed``)."""
+        for name in closed.operations:
+            self._branches_taken(name)
         self.corpus = Corpus(closed)
         """Accepted-call sequences that reached new state features, for cases to start from."""
         self.corpus.novel(self.initial, closed.state)
@@ -408,14 +417,33 @@ class Session:
                 self.stopped_by_budget = self.stopped = True
                 raise StopRun
 
-    def outcome(self, op: Operation, expect: Expectation) -> None:
-        """Record which clause outcome a call exercises (see ``clause_outcomes``)."""
+    def outcome(self, op: Operation, expect: Expectation, state: FrozenMap, value: Any) -> None:
+        """Record which clause outcomes a call with input ``value`` in ``state`` exercises (see
+        ``clause_outcomes``)."""
         if expect.accepted:
             self.outcomes.add(f"{op.name}: accepted")
+            if conditions := self.open_branches.get(op.name):
+                # each condition is evaluated until every way through it is covered
+                before = len(self.outcomes)
+                for branch in conditions:
+                    if (taken := branch.taken(state, value)) is not None:
+                        self.outcomes.add(taken)
+                if len(self.outcomes) > before:
+                    self._branches_taken(op.name)
         elif expect.kind == "precondition" and expect.clause is not None:
             self.outcomes.add(f"{op.name}: requires {op.requires.index(expect.clause) + 1} fails")
         elif expect.kind == "input_schema":
             self.outcomes.add(f"{op.name}: input schema fails")
+
+    def _branches_taken(self, name: str) -> None:
+        """Drop the ways through ``name``'s effects covered now from what is left to cover."""
+        left = tuple(b for b in self.open_branches[name] if not self.outcomes.issuperset(b.outcomes))
+        self.open_branches[name] = left
+        aims = tuple(a for b in left for o, a in zip(b.outcomes, b.aims) if o not in self.outcomes)
+        if aims:
+            self.aims[name] = aims
+        else:
+            self.aims.pop(name, None)
 
     def covered(self, pre: FrozenMap, op: str, post: FrozenMap) -> None:
         self.ops_covered.add(op)
@@ -445,7 +473,8 @@ def grace(time_budget: float) -> float:
 
 
 def clause_outcomes(contract: Contract) -> tuple[str, ...]:
-    """Every clause outcome a run can cover: each operation accepted, each of its requires
+    """Every clause outcome a run can cover: each operation accepted, each condition of its
+    effects holding and each of its parts failing (``branches.py``), each of its requires
     failing while the earlier ones hold, and its input schema failing; and, for an operation
     that makes a key of a collection another operation deletes keys of, that operation accepted
     on a key made again under the name of a deleted one (where a record made again remembers
@@ -455,6 +484,7 @@ def clause_outcomes(contract: Contract) -> tuple[str, ...]:
     out: list[str] = []
     for name, op in contract.operations.items():
         out.append(f"{name}: accepted")
+        out.extend(o for branch in branches(op, contract) for o in branch.outcomes)
         if steers[name].makes & deleted:
             out.append(f"{name}: {MADE_AGAIN}")
         out.extend(f"{name}: requires {i} fails" for i in range(1, len(op.requires) + 1))
@@ -702,7 +732,11 @@ def reach(session: Session, time_budget: float | None, *, background: bool = Fal
     from envfactory.solver.deadline import bounded
 
     session.reach_at = None
-    goals = [g for o in session.all_outcomes if o not in session.outcomes and (g := goal_of(o)) is not None]
+    goals = [
+        g
+        for o in session.all_outcomes
+        if o not in session.outcomes and (g := goal_of(o, session.contract)) is not None
+    ]
     if not goals:
         return
     seconds = REACH_TIMEOUT if time_budget is None else min(REACH_TIMEOUT, time_budget * PLAN_SHARE)

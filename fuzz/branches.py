@@ -1,0 +1,117 @@
+"""The conditions inside an operation's effects, as clause outcomes to cover and to plan for.
+
+An accepted call can still take one of several ways through its effects: ``deadline + 1 if
+deadline - clock == 1 and extended < 2 else deadline`` extends a lot's deadline for a late bid,
+up to twice. The third late bid (the first part holds, the second fails) is where an
+implementation that counts the extensions otherwise goes wrong, and it is ten calls deep: the
+requires never refuse it, so no ``requires`` outcome asks for it. Each condition of an effect
+gives outcomes of its own, as a ``requires`` does: the condition holding, and each of its
+``and`` parts failing while the ones before it hold. They are counted in the summary, and the
+ones still uncovered are goals for the planner (``reach.py``) like any other.
+
+Imports the contracts layer and the steering's reading of it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from envfactory.contracts import ir
+from envfactory.contracts.errors import EvaluationError
+from envfactory.contracts.evaluator import Compiled, Env, compile_expr
+from envfactory.contracts.model import Contract, Operation
+from envfactory.contracts.printer import to_source
+from envfactory.fuzz.steering import input_field
+
+
+@attrs.frozen(slots=True)
+class Branch:
+    """One condition of an operation's effects, split into its ``and`` parts."""
+
+    operation: str
+    number: int
+    """Its place among the operation's conditions, from 1, in the order the effects give them."""
+    parts: tuple[ir.Expr, ...]
+    tests: tuple[Compiled, ...] = attrs.field(eq=False, repr=False)
+    aims: tuple[tuple[str, Compiled], ...] = attrs.field(eq=False, repr=False)
+    """Per outcome: the one input field the condition reads (the key of the record it reads)
+    and what the call must satisfy to take the outcome (``condition``, compiled); empty where
+    it reads no input field or more than one (no key alone decides it)."""
+
+    @property
+    def outcomes(self) -> tuple[str, ...]:
+        """Its outcome names: held, then each part failing (one part: the condition failing)."""
+        where = f"{self.operation}: condition {self.number}"
+        if len(self.parts) == 1:
+            return f"{where} holds", f"{where} fails"
+        return (f"{where} holds", *(f"{where} part {i} fails" for i in range(1, len(self.parts) + 1)))
+
+    def taken(self, state: Mapping[str, Any], value: Any) -> str | None:
+        """The outcome a call with input ``value`` takes in ``state`` (None where a part cannot
+        be evaluated there)."""
+        env = Env(state, value)
+        try:
+            for index, test in enumerate(self.tests):
+                if test(env) is not True:
+                    return self.outcomes[index + 1]
+        except (EvaluationError, TypeError, KeyError, IndexError, ValueError, ZeroDivisionError):
+            return None
+        return self.outcomes[0]
+
+    def condition(self, outcome: str) -> ir.Expr:
+        """What the pre-state and input must satisfy for the call to take ``outcome``."""
+        index = self.outcomes.index(outcome)
+        if index == 0:
+            return _all(self.parts)
+        return _all((*self.parts[: index - 1], ir.Unary("not", self.parts[index - 1])))
+
+
+def _all(parts: tuple[ir.Expr, ...]) -> ir.Expr:
+    return parts[0] if len(parts) == 1 else ir.BoolOp("and", parts)
+
+
+def branches(op: Operation, contract: Contract) -> tuple[Branch, ...]:
+    """The conditions of ``op``'s effects that read only the pre-state and the input (one under
+    a quantifier reads its variable; one reading the output is the target's choice), each once."""
+    readable = frozenset(contract.state) | {"input"}
+    seen: dict[str, tuple[ir.Expr, ...]] = {}
+    for effect in op.effects:
+        if effect.value is None:
+            continue
+        for node in ir.walk(effect.value):
+            if not isinstance(node, ir.IfExp) or not ir.free_names(node.test) <= readable:
+                continue
+            text = to_source(node.test)
+            if text not in seen:
+                test = node.test
+                seen[text] = test.operands if isinstance(test, ir.BoolOp) and test.op == "and" else (test,)
+    return tuple(_branch(op.name, number, parts) for number, parts in enumerate(seen.values(), start=1))
+
+
+def _branch(operation: str, number: int, parts: tuple[ir.Expr, ...]) -> Branch:
+    tests = tuple(compile_expr(p) for p in parts)
+    fields = {f for part in parts for node in ir.walk(part) if (f := input_field(node)) is not None}
+    branch = Branch(operation, number, parts, tests, ())
+    if len(fields) != 1:
+        return branch
+    field = fields.pop()
+    aims = tuple((field, compile_expr(branch.condition(o))) for o in branch.outcomes)
+    return attrs.evolve(branch, aims=aims)
+
+
+def find(contract: Contract, outcome: str) -> tuple[Branch, str] | None:
+    """The branch an outcome name (``Branch.outcomes``) belongs to, if it names one."""
+    name, _, what = outcome.rpartition(": ")
+    words = what.split()
+    if name not in contract.operations or len(words) < 3 or words[0] != "condition":
+        return None
+    for branch in branches(contract.operations[name], contract):
+        if outcome in branch.outcomes:
+            return branch, outcome
+    return None
+
+
+__all__ = ["Branch", "branches", "find"]

@@ -1,0 +1,106 @@
+"""Ways through the conditions inside effects: clause outcomes, goals for the planner, and steps
+aimed at the record that takes one (``fuzz/branches.py``)."""
+
+from __future__ import annotations
+
+import random
+import sys
+from pathlib import Path
+from typing import Any
+
+import envfactory
+from envfactory.contracts.semantics import Machine
+from envfactory.fuzz import oracle
+from envfactory.fuzz.branches import branches, find
+from envfactory.fuzz.machine import Case, plans
+from envfactory.fuzz.reach import goal_of, plan
+from envfactory.fuzz.runner import Session, clause_outcomes, fuzz
+from envfactory.fuzz.targets import open_target
+
+IMPLS = Path(__file__).resolve().parent / "impls"
+sys.path.insert(0, str(IMPLS))
+PUNCH = envfactory.load(IMPLS / "punch.yaml")
+PAST_CAP = "punch: condition 1 part 2 fails"
+
+
+class _Random:
+    """A choice source for a case built by hand."""
+
+    def __init__(self, seed: int) -> None:
+        self.rng = random.Random(seed)
+
+    def index(self, n: int) -> int:
+        return self.rng.randrange(n) if n > 1 else 0
+
+    def boolean(self, p: float = 0.5) -> bool:
+        return self.rng.random() < p
+
+
+def _session(cls: str) -> Session:
+    target = open_target(f"python:{IMPLS / 'punch_impl.py'}:{cls}", PUNCH)
+    return Session(PUNCH, target, mode="valid", time_budget=None)
+
+
+def test_each_way_through_an_effect_condition_is_a_clause_outcome() -> None:
+    outcomes = clause_outcomes(PUNCH)
+    ways = ["punch: condition 1 holds", "punch: condition 1 part 1 fails", PAST_CAP]
+    assert [o for o in outcomes if "condition" in o] == ways  # the two effects share one condition
+    (branch,) = branches(PUNCH.operations["punch"], PUNCH)
+    card = {"c": {"punches": 3, "free": 0}}
+    assert branch.taken({"cards": card}, {"card": "c"}) == ways[0]
+    assert branch.taken({"cards": {"c": {"punches": 2, "free": 0}}}, {"card": "c"}) == ways[1]
+    assert branch.taken({"cards": {"c": {"punches": 3, "free": 1}}}, {"card": "c"}) == ways[2]
+    assert branch.taken({"cards": card}, {"card": "missing"}) is None  # not evaluable: no outcome
+    assert find(PUNCH, "punch: accepted") is None and find(PUNCH, "punch: condition 2 holds") is None
+
+
+def test_the_solver_plans_to_a_way_through_an_effect_no_requires_asks_for() -> None:
+    goal = goal_of(PAST_CAP, PUNCH)
+    assert goal is not None and goal_of(PAST_CAP) is None  # a condition needs the contract
+    (route,) = plan(PUNCH, [goal], effort=10**9)
+    assert route.operations == ("issue",) + ("punch",) * 8 and not route.refused
+    # the route's own inputs, run through the contract, take that way at the last call
+    (branch,) = branches(PUNCH.operations["punch"], PUNCH)
+    machine = Machine(PUNCH)
+    state = machine.initial_state()
+    for name, value in zip(route.operations[:-1], route.inputs[:-1], strict=True):
+        expect = oracle.judge(machine, state, PUNCH.operations[name], value)
+        assert expect.accepted
+        state = machine.apply(state, PUNCH.operations[name], value)
+    assert branch.taken(state, route.inputs[-1]) == PAST_CAP
+
+
+def _punched(session: Session, cards: dict[str, int]) -> Case:
+    case = Case(session, replay=True)
+    ops = PUNCH.operations
+    for card, times in cards.items():
+        case.send(ops["issue"], {"card": card})
+        for _ in range(times):
+            case.send(ops["punch"], {"card": card})
+    return case
+
+
+def test_a_step_aims_at_the_record_that_takes_a_way_no_call_took_yet() -> None:
+    session = _session("Punch")
+    by_name: dict[str, Any] = {p.name: p for p in plans(session)}
+    enabled = list(by_name.values())
+    # card a has its free coffee and is full again; card b is not full
+    case = _punched(session, {"a": 7, "b": 2})
+    assert PAST_CAP not in session.outcomes
+    aimed = case._aimed(enabled, _Random(0))
+    assert aimed is not None and aimed[0] is by_name["punch"] and aimed[2] == ("card", "a")
+    case.send(PUNCH.operations["punch"], {"card": "a"})
+    assert PAST_CAP in session.outcomes and "punch" not in session.aims  # every way is covered
+    assert case._aimed(enabled, _Random(0)) is None
+
+
+def test_the_second_free_coffee_is_found_and_shrunk_to_nine_calls_and_the_correct_card_is_not() -> None:
+    for seed in (1, 2):
+        summary = fuzz(
+            PUNCH, open_target(f"python:{IMPLS / 'punch_impl.py'}:FreeBeyondCap", PUNCH), seed=seed
+        )
+        (finding,) = summary.findings
+        assert finding.operation == "punch" and len(finding.steps) == 9
+        assert PAST_CAP in summary.outcomes
+    correct = fuzz(PUNCH, open_target(f"python:{IMPLS / 'punch_impl.py'}:Punch", PUNCH), seed=1)
+    assert not correct.findings and PAST_CAP in correct.outcomes
