@@ -32,7 +32,6 @@ FITS = 16
 """Live keys (the newest) that ``Steer.fitting`` tests at most."""
 MOST_CROWD = 8
 """The most live keys a limit the contract counts (``crowds``) raises ``CROWD`` to."""
-"""Live keys (the newest) that ``Steer.fitting`` tests at most."""
 
 
 @attrs.frozen(slots=True)
