@@ -243,7 +243,7 @@ class Case:
             enabled += [p for p in enabled if any(self._gone(c) for c in p.steer.makes & self.dropped.keys())]
         if session.aims and src.index(AIM_ODDS) == AIM_ODDS - 1 and (aimed := self._aimed(enabled, src)):
             self.previous = aimed[0]
-            self.valid(*aimed)
+            self.valid(aimed[0], src, aimed[1])
             return
         # seven times in eight an operation the state may enable, else any: one draw, which
         # shrinks to the first enabled operation
@@ -317,7 +317,7 @@ class Case:
             _, value, expect = best
         self.send(plan.op, value, expect)
 
-    def _aimed(self, enabled: list[OpPlan], src: Source) -> tuple[OpPlan, Source, tuple[str, Any]] | None:
+    def _aimed(self, enabled: list[OpPlan], src: Source) -> tuple[OpPlan, tuple[str, Any]] | None:
         """An enabled operation, with a live key that takes a way through its effects no call
         took yet (a late bid on a lot whose extensions are used up): the state a case passes
         through may be the one such a call needs, and a call drawn at random rarely names the
@@ -336,7 +336,7 @@ class Case:
         if not found:
             return None
         plan, field, key = found[src.index(len(found))]
-        return plan, src, (field, key)
+        return plan, (field, key)
 
     def probe(self, plan: OpPlan, src: Source) -> None:
         """A call meant to be rejected: a broken precondition (keys and thresholds turned the

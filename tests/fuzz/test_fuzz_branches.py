@@ -88,7 +88,7 @@ def test_a_step_aims_at_the_record_that_takes_a_way_no_call_took_yet() -> None:
     case = _punched(session, {"a": 7, "b": 2})
     assert PAST_CAP not in session.outcomes
     aimed = case._aimed(enabled, _Random(0))
-    assert aimed is not None and aimed[0] is by_name["punch"] and aimed[2] == ("card", "a")
+    assert aimed == (by_name["punch"], ("card", "a"))
     case.send(PUNCH.operations["punch"], {"card": "a"})
     assert PAST_CAP in session.outcomes and "punch" not in session.aims  # every way is covered
     assert case._aimed(enabled, _Random(0)) is None
