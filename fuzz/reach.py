@@ -16,6 +16,7 @@ Imports the solver layer (``solver.bmc``, ``solver.states``) and the contracts l
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -145,6 +146,32 @@ check of a nine-call plan on the review board cost more than 50 CPU-s where room
 in 2.4: most prefixes create a few records and then act on them. A plan found with less room is
 a real one (a write past the room is no transition). A contract whose collections no call
 grows (or that has none) has one unrolling only."""
+
+
+def plan_apart(
+    contract: Contract,
+    goals: Iterable[Goal],
+    *,
+    effort: int,
+    seconds: float,
+    report: Callable[[Route], None],
+) -> None:
+    """``plan`` in a worker forked for it and killed after ``seconds`` of wall time (encoding a
+    large contract's steps ignores the solver's limits), each route handed to ``report`` as it
+    is found. The worker starts its solver state afresh (``solver.fresh``), so the routes and
+    their inputs are the same whatever this process asked Z3 before: the same seed makes the
+    same calls in a new process and after other tests. Raises what ``plan`` raised."""
+    from envfactory.solver.deadline import bounded
+    from envfactory.solver.fresh import start_afresh
+
+    parent = os.getpid()
+
+    def task(progress: Callable[[Route], None]) -> None:
+        if os.getpid() != parent:  # a fork (where there is none, the caller's own state stays)
+            start_afresh()
+        plan(contract, goals, effort=effort, report=progress)
+
+    bounded(task, seconds, progress=report)
 
 
 def _search(
@@ -286,4 +313,4 @@ def prefixes(contract: Contract, operations: Iterable[str], *, timeout: float) -
     return [route.operations for route in found]
 
 
-__all__ = ["Goal", "Prefix", "Route", "goal_of", "plan", "prefix_to", "prefixes"]
+__all__ = ["Goal", "Prefix", "Route", "goal_of", "plan", "plan_apart", "prefix_to", "prefixes"]

@@ -728,8 +728,7 @@ def reach(session: Session, time_budget: float | None, *, background: bool = Fal
     for the solver cost a quarter of the budget on an idle machine, and most of it under load,
     where the worker gets a small share of a core. A run bounded by examples waits, so that the
     same seed plans the same prefixes for the same rounds."""
-    from envfactory.fuzz.reach import effort, goal_of, plan
-    from envfactory.solver.deadline import bounded
+    from envfactory.fuzz.reach import effort, goal_of, plan_apart
 
     session.reach_at = None
     goals = [
@@ -751,10 +750,12 @@ def reach(session: Session, time_budget: float | None, *, background: bool = Fal
 
     def work() -> None:
         try:
-            bounded(
-                lambda report: plan(contract, goals, effort=units, report=report),
-                HANG_GUARD if time_budget is None else seconds * REACH_GUARD,
-                progress=found.append,
+            plan_apart(
+                contract,
+                goals,
+                effort=units,
+                seconds=HANG_GUARD if time_budget is None else seconds * REACH_GUARD,
+                report=found.append,
             )
         except Exception as err:  # raised where the run adopts what was planned
             session.planning_error = err

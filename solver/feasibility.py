@@ -82,7 +82,13 @@ from envfactory.trajectory import (
     short_json,
 )
 
-_QUICK = z3.Then("simplify", "propagate-values", "solve-eqs", "smt")
+
+def quick() -> Any:
+    """The tactic of a quick first attempt: simplification, then the SMT core."""
+    return z3.Then("simplify", "propagate-values", "solve-eqs", "smt")
+
+
+_QUICK = quick()
 """The solver of the first, untracked pass: cheap preprocessing, then the SMT core."""
 PREFIX_SEARCH = "bisect"
 """How an infeasible trajectory's first failing step is found: ``bisect`` over the prefixes of

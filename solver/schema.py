@@ -68,7 +68,14 @@ LIST_ITEMS = 3
 this many items (more where ``minItems`` asks for more). A ``maxItems`` up to 16 is the capacity
 itself, so such a list is represented exactly; past it the bound is noted on the tracker (an
 ``unsat`` leaning on it is not trusted) and in ``Schemas.bounded`` (``prove`` reports it)."""
-PRINTABLE = z3.Star(z3.Range(" ", "~"))
+
+
+def printable() -> Any:
+    """Any string of printable ASCII characters, as a Z3 regular expression."""
+    return z3.Star(z3.Range(" ", "~"))
+
+
+PRINTABLE = printable()
 """Printable ASCII: what a free string is wished to be (``Schemas.wishes``)."""
 _MISSING = object()
 _JSON_KINDS = ("null", "boolean", "integer", "number", "string", "array", "object")

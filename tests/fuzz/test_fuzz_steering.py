@@ -686,3 +686,31 @@ def test_a_planned_route_is_the_least_in_the_contract_order_that_a_plain_scan_fi
             fixed.append(selector == least)
         scanned = tuple(ops[int(str(f.arg(1)))] for f in fixed[1:])
         assert (*scanned, route.operations[-1]) == route.operations
+
+
+def test_a_route_planned_in_a_worker_has_the_same_inputs_whatever_was_asked_before() -> None:
+    """The run plans in a forked worker that starts its solver state afresh: without that the
+    inputs came out otherwise after other work in the process (an isbn read back as another
+    contract's literal ``"delivered"``), and a test comparing a run in a worker with the same run
+    here failed one time in a few under ``-n 2``."""
+    import z3
+
+    from envfactory.fuzz.reach import plan_apart
+
+    library = envfactory.load(IMPLS / "library.yaml")
+    goals = [("borrow", None), ("leave", 1), ("borrow", 3)]
+
+    def planned() -> list[Route]:
+        found: list[Route] = []
+        plan_apart(library, goals, effort=10**9, seconds=600, report=found.append)
+        return found
+
+    first = planned()
+    solver = z3.Solver()
+    names = [z3.String(f"unrelated{i}") for i in range(20)]
+    solver.add(z3.Distinct(*names), *[z3.Length(n) == 2 for n in names])
+    assert solver.check() == z3.sat
+    plan(envfactory.load(IMPLS / "courier.yaml"), [("signup", None), ("send", 1)], effort=10**7)
+    again = planned()
+    assert [(r.operations, r.inputs) for r in again] == [(r.operations, r.inputs) for r in first]
+    assert [len(r.operations) for r in first] == [3, 4, 7] and all(r.inputs for r in first)
