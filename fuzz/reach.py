@@ -54,8 +54,8 @@ class Route:
     operations: Prefix
     inputs: tuple[Any, ...] = ()
     """One per operation, or none where the model could not be read. The model's values may
-    differ with what else the process asked Z3 before (a new process, as each ``envfactory
-    fuzz`` is, gives the same ones for the same seed)."""
+    differ with what else the process asked Z3 before; the fuzzer plans in a worker that starts
+    Z3 afresh (``plan_apart``), where they are the same for the same goals."""
     refused: bool = False
     """Whether the last call is one a ``requires`` refuses (the goal a limit, not an acceptance)."""
 
