@@ -3,7 +3,6 @@ aimed at the record that takes one (``fuzz/branches.py``)."""
 
 from __future__ import annotations
 
-import random
 import sys
 from pathlib import Path
 from typing import Any
@@ -17,23 +16,14 @@ from envfactory.fuzz.reach import goal_of, plan
 from envfactory.fuzz.runner import Session, clause_outcomes, fuzz
 from envfactory.fuzz.targets import open_target
 
-IMPLS = Path(__file__).resolve().parent / "impls"
+HERE = Path(__file__).resolve().parent
+IMPLS = HERE / "impls"
 sys.path.insert(0, str(IMPLS))
+sys.path.insert(0, str(HERE))
+from fuzz_sources import Seeded  # noqa: E402
+
 PUNCH = envfactory.load(IMPLS / "punch.yaml")
 PAST_CAP = "punch: condition 1 part 2 fails"
-
-
-class _Random:
-    """A choice source for a case built by hand."""
-
-    def __init__(self, seed: int) -> None:
-        self.rng = random.Random(seed)
-
-    def index(self, n: int) -> int:
-        return self.rng.randrange(n) if n > 1 else 0
-
-    def boolean(self, p: float = 0.5) -> bool:
-        return self.rng.random() < p
 
 
 def _session(cls: str) -> Session:
@@ -87,11 +77,11 @@ def test_a_step_aims_at_the_record_that_takes_a_way_no_call_took_yet() -> None:
     # card a has its free coffee and is full again; card b is not full
     case = _punched(session, {"a": 7, "b": 2})
     assert PAST_CAP not in session.outcomes
-    aimed = case._aimed(enabled, _Random(0))
+    aimed = case._aimed(enabled, Seeded(0))
     assert aimed == (by_name["punch"], ("card", "a"))
     case.send(PUNCH.operations["punch"], {"card": "a"})
     assert PAST_CAP in session.outcomes and "punch" not in session.aims  # every way is covered
-    assert case._aimed(enabled, _Random(0)) is None
+    assert case._aimed(enabled, Seeded(0)) is None
 
 
 def test_the_second_free_coffee_is_found_and_shrunk_to_nine_calls_and_the_correct_card_is_not() -> None:

@@ -5,7 +5,7 @@ clause outcomes never covered (a counter exactly at its limit)."""
 from __future__ import annotations
 
 import itertools
-import random
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,9 @@ from envfactory.fuzz.reach import Route, goal_of, plan
 from envfactory.fuzz.runner import Session, clause_outcomes, fuzz
 from envfactory.fuzz.steering import Steer, crowds, distinct_keys, key_fields
 from envfactory.fuzz.targets import open_target
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from fuzz_sources import Seeded
 
 IMPLS = Path(__file__).resolve().parent / "impls"
 pytestmark = pytest.mark.timeout(1800)  # a hang guard only: runs end by example counts
@@ -81,28 +84,6 @@ def test_a_valid_draw_names_two_different_bins(data: st.DataObject) -> None:
     value = case.draw(DEPOT_PLANS["move"], Source(data), breaking=False)
     if {value["src"], value["dst"]} <= {"a", "b", "c"}:  # two live bins (not a drawn name)
         assert value["src"] != value["dst"]
-
-
-class Seeded:
-    """A ``draws.Source`` stand-in taking its choices from a seeded ``random.Random``."""
-
-    def __init__(self, seed: int) -> None:
-        self.rng = random.Random(seed)
-
-    def index(self, n: int) -> int:
-        return self.rng.randrange(n) if n > 1 else 0
-
-    def integer(self, low: int | None = None, high: int | None = None) -> int:
-        return self.rng.randint(-9 if low is None else low, 9 if high is None else high)
-
-    def boolean(self, p: float = 0.5) -> bool:
-        return self.rng.random() < p
-
-    def pick(self, items: Any) -> Any:
-        return items[self.index(len(items))]
-
-    def string(self, alphabet: Any, min_size: int, max_size: int) -> str:
-        return "x" * self.rng.randint(min_size, max_size)
 
 
 def _repeats(focus: bool) -> float:
