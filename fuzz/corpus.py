@@ -415,6 +415,13 @@ class Corpus:
             self.entries.append(tuple(calls))
             self.news.append(tuple(self.fresh))
 
+    def rarest(self) -> list[tuple[Call, ...]]:
+        """The entries, the one whose news are seldom shown since first (``rarity``), first."""
+        seen = self.seen
+        weights = [sum(1.0 / seen[feature] for feature in news) for news in self.news]
+        order = sorted(range(len(self.entries)), key=lambda i: (-weights[i], -i))
+        return [self.entries[i] for i in order]
+
     def rarity(self) -> tuple[float, ...]:
         """The entries' cumulative weights, newest first: each entry weighs the sum, over the
         features it showed first, of one over how many calls have shown each since. An entry

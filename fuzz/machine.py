@@ -618,11 +618,19 @@ class Case:
         """Call the operations of a planned prefix in order: half the time each with the input
         the solver planned where the model accepts it (the refused last call of a route to a
         limit as planned: it is the probe), else with one drawn as a valid-intent step draws it
-        (so keys, ids and thresholds follow the target's own state)."""
+        (so keys, ids and thresholds follow the target's own state). A route relayed from a
+        corpus entry (``reach.relay``) replays the entry's calls as recorded first."""
         by_name = {plan.name: plan for plan in plans}
+        if route.recorded:  # a corpus entry first, as ``resume`` replays one
+            before = len(self.accepted)
+            self.resume(plans, tuple(zip(route.operations, route.inputs, strict=False))[: route.recorded])
+            if len(self.accepted) - before < route.recorded:
+                return  # the target went another way: the rest was planned for another state
         inputs = route.inputs if route.inputs and not src.boolean() else (None,) * len(route.operations)
         last = len(route.operations) - 1
         for index, (name, value) in enumerate(zip(route.operations, inputs, strict=True)):
+            if index < route.recorded:
+                continue
             plan = by_name[name]
             if value is not None:
                 expect = oracle.judge(self.session.model, self.state, plan.op, value)

@@ -17,7 +17,7 @@ Imports the solver layer (``solver.bmc``, ``solver.states``) and the contracts l
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -39,8 +39,8 @@ HANG = 3600.0
 """The unrolling's own time limit: a guard only, the effort bounds the work."""
 
 Prefix = tuple[str, ...]
-"""The operations of a planned call sequence: of the shortest, the one whose operations come first
-in the contract's order (``_least``), the same whatever else the process asked Z3 before."""
+"""The operations of a planned call sequence: one of the shortest, the same for the same goals
+whatever else the process asked Z3 before (``plan``)."""
 
 
 @attrs.frozen(slots=True)
@@ -58,6 +58,11 @@ class Route:
     Z3 afresh (``plan_apart``), where they are the same for the same goals."""
     refused: bool = False
     """Whether the last call is one a ``requires`` refuses (the goal a limit, not an acceptance)."""
+    goal: Goal | None = None
+    """The goal it was planned for."""
+    recorded: int = 0
+    """Its first calls are a corpus entry (``relay``), sent as recorded: the state they reached
+    is where the rest was planned from."""
 
 
 Goal = tuple[str, int | None] | tuple[str, None, ir.Expr]
@@ -103,6 +108,7 @@ def plan(
     effort: int,
     max_depth: int = MAX_DEPTH,
     report: Callable[[Route], None] | None = None,
+    least: bool = True,
 ) -> list[Route]:
     """For each goal, the shortest valid call sequence that ends in it: its last call is the
     operation accepted, or refused by exactly the goal's ``requires`` (a counter at its limit, a
@@ -112,7 +118,14 @@ def plan(
 
     The solver's work is bounded by ``effort``, Z3 resource units in all (deterministic, unlike a
     time limit: the same contract and goals give the same prefixes on a loaded machine, so the
-    same seed gives the same run); the caller bounds the wall time."""
+    same seed gives the same run); the caller bounds the wall time.
+
+    The model Z3 gives depends on what else the process asked it before, so with ``least`` each
+    route is, of the shortest, the one whose operations come first in the contract's order
+    (``_least``): the same in a notebook cell and after other tests. That costs checks (a third
+    of the effort of an eleven-call route on the review board); a process whose solver state
+    starts afresh (``plan_apart``'s worker) gets the same model for the same goals and plans
+    with ``least=False``."""
     from envfactory.solver.states import slots_needed
 
     open_goals = [g for g in goals if g[0] in contract.operations]
@@ -126,7 +139,7 @@ def plan(
     for room, deepest in [*stages, (max_depth, max_depth)]:
         try:
             unrolling = Unrolling(contract, slots=slots_needed(contract, room), timeout=HANG, effort=budget)
-            _search(unrolling, open_goals, found, min(deepest, max_depth), sized, report)
+            _search(unrolling, open_goals, found, min(deepest, max_depth), sized, report, least)
         except _GaveUp:
             return found  # the solver's effort is spent
         except (SolverError, z3.Z3Exception):
@@ -155,23 +168,131 @@ def plan_apart(
     effort: int,
     seconds: float,
     report: Callable[[Route], None],
+    starts: Callable[[], Sequence[Start]] | None = None,
 ) -> None:
     """``plan`` in a worker forked for it and killed after ``seconds`` of wall time (encoding a
     large contract's steps ignores the solver's limits), each route handed to ``report`` as it
-    is found. The worker starts its solver state afresh (``solver.fresh``), so the routes and
-    their inputs are the same whatever this process asked Z3 before: the same seed makes the
-    same calls in a new process and after other tests. Raises what ``plan`` raised."""
+    is found; then, for the goals it did not meet, ``relay`` in a second worker, from the states
+    ``starts`` gives there (the search's corpus as it is by then), with ``RELAY_SHARE`` of the
+    effort. Each worker starts its solver state afresh (``solver.fresh``), so the routes and
+    their inputs are the same whatever this process asked Z3 before (the same seed makes the
+    same calls in a new process and after other tests) without ``_least``'s checks, whose effort
+    goes to deeper routes. Raises what ``plan`` raised."""
+    wanted = list(goals)
+    met: list[Goal | None] = []
+
+    def heard(route: Route) -> None:
+        met.append(route.goal)
+        report(route)
+
+    _apart(
+        lambda fresh, progress: plan(contract, wanted, effort=effort, report=progress, least=not fresh),
+        seconds,
+        heard,
+    )
+    rest = [goal for goal in wanted if goal not in met]
+    if rest and starts is not None:
+        units = max(int(effort * RELAY_SHARE), 1)
+        _apart(
+            lambda fresh, progress: relay(
+                contract, starts(), rest, effort=units, report=progress, least=not fresh
+            ),
+            seconds,
+            report,
+        )
+
+
+def _apart(
+    work: Callable[[bool, Callable[[Route], None]], object], seconds: float, report: Callable[[Route], None]
+) -> None:
+    """``work(fresh, progress)`` in a forked worker whose solver state starts afresh (``fresh``;
+    where there is no fork, in this process, whose state stays)."""
     from envfactory.solver.deadline import bounded
     from envfactory.solver.fresh import start_afresh
 
     parent = os.getpid()
 
     def task(progress: Callable[[Route], None]) -> None:
-        if os.getpid() != parent:  # a fork (where there is none, the caller's own state stays)
+        fresh = os.getpid() != parent
+        if fresh:
             start_afresh()
-        plan(contract, goals, effort=effort, report=progress)
+        work(fresh, progress)
 
     bounded(task, seconds, progress=report)
+
+
+Start = tuple[Sequence[tuple[str, Any]], Mapping[str, Any]]
+"""A state the search reached: the accepted calls that led there, and the model's state."""
+RELAY_DEPTH = 4
+"""Calls ``relay`` plans past a start, at most."""
+RELAY_SHARE = 0.3
+"""The share of the planner's effort that ``plan_apart`` gives ``relay`` after ``plan``."""
+
+
+def relay(
+    contract: Contract,
+    starts: Sequence[Start],
+    goals: Iterable[Goal],
+    *,
+    effort: int,
+    depth: int = RELAY_DEPTH,
+    report: Callable[[Route], None] | None = None,
+    least: bool = True,
+) -> list[Route]:
+    """For each goal, a route through one of the states the search reached: its calls, and then
+    the shortest sequence of at most ``depth`` calls from there that ends in the goal.
+
+    A goal ten calls from the initial state costs the planner more than a run has: each depth
+    proven empty costs more than the one before (the auction's third extension of a lot, 53
+    million units, where a run has 30). The search gets part of the way on its own (a lot
+    extended once is a state it keeps, ``corpus.py``), and from there the goal is a few calls
+    off: one unrolling whose first state is any of ``starts`` (which one is the solver's
+    choice) asks the goals at each depth, as ``plan`` does from the initial state (``least``
+    as there: of the shortest ways on, the least in the contract's order)."""
+    from envfactory.solver.states import slots_needed
+
+    open_goals = [g for g in goals if g[0] in contract.operations]
+    found: list[Route] = []
+    if not open_goals or not starts:
+        return found
+    slots: dict[str, int] = {}
+    for _, state in starts:
+        for name, count in slots_needed(contract, depth, start=state).items():
+            slots[name] = max(slots.get(name, 1), count)
+    budget = Effort(effort, timeout=HANG, least=0)
+    try:
+        unrolling = Unrolling(contract, slots=slots, initial=False, timeout=HANG, effort=budget)
+        which = z3.Int("relay.start")
+        kept: list[Sequence[tuple[str, Any]]] = []
+        options: list[z3.BoolRef] = []
+        for calls, state in starts:
+            try:
+                pinned = unrolling.transition.initial(unrolling.states[0], state)
+            except (SolverError, z3.Z3Exception):
+                continue  # a value the solver does not carry
+            options.append(z3.And(which == len(kept), pinned))
+            kept.append(calls)
+        if not kept:
+            return found
+        unrolling.add(z3.Or(*options))
+
+        def relayed(route: Route) -> None:
+            calls = kept[unrolling.value(which)]  # the model that planned ``route`` chose it
+            inputs = route.inputs or (None,) * len(route.operations)
+            full = attrs.evolve(
+                route,
+                operations=(*(name for name, _ in calls), *route.operations),
+                inputs=(*(value for _, value in calls), *inputs),
+                recorded=len(calls),
+            )
+            found.append(full)
+            if report is not None:
+                report(full)
+
+        _search(unrolling, open_goals, [], depth, 0, relayed, least)
+    except (_GaveUp, SolverError, z3.Z3Exception):
+        pass
+    return found
 
 
 def _search(
@@ -181,6 +302,7 @@ def _search(
     max_depth: int,
     sized: int,
     report: Callable[[Route], None] | None,
+    least: bool,
 ) -> None:
     """Unroll up to ``max_depth`` calls, asking the open goals at each depth past ``sized`` calls
     (below them an earlier unrolling's answer stands); move each goal met to ``found``."""
@@ -201,7 +323,7 @@ def _search(
             if len(asked) > 1 and _check(unrolling, z3.Or(*(w[0] for w in asked.values()))) != z3.sat:
                 continue
             for goal, wanted in asked.items():
-                prefix = _plan_one(unrolling, goal, *wanted)
+                prefix = _plan_one(unrolling, goal, *wanted, least=least)
                 if prefix is None:
                     continue
                 open_goals.remove(goal)
@@ -253,17 +375,20 @@ def _wanted(unrolling: Unrolling, goal: Goal, depth: int) -> tuple[z3.BoolRef, A
         return None  # a clause outside the symbolic fragment
 
 
-def _plan_one(unrolling: Unrolling, goal: Goal, wanted: z3.BoolRef, refused: Any) -> Route | None:
-    """The least prefix that meets ``goal`` (``wanted``, of ``_wanted``) at this depth, with the
-    inputs of the model that chose it (``refused``: the refused call's input variables); None if
-    there is none (raises ``_GaveUp`` if the solver cannot say)."""
+def _plan_one(
+    unrolling: Unrolling, goal: Goal, wanted: z3.BoolRef, refused: Any, *, least: bool
+) -> Route | None:
+    """A prefix that meets ``goal`` (``wanted``, of ``_wanted``) at this depth, the least with
+    ``least``, with the inputs of the model that chose it (``refused``: the refused call's input
+    variables); None if there is none (raises ``_GaveUp`` if the solver cannot say)."""
     if _check(unrolling, wanted) != z3.sat:
         return None
-    prefix = _least(unrolling, wanted)  # leaves the model of its last check: the plan itself
+    # ``_least`` leaves the model of its last check: the plan itself
+    prefix = _least(unrolling, wanted) if least else tuple(unrolling.operations())
     inputs = _inputs(unrolling, refused)
     if goal[1] is None:
-        return Route(prefix, inputs)
-    return Route((*prefix, goal[0]), inputs, refused=True)
+        return Route(prefix, inputs, goal=goal)
+    return Route((*prefix, goal[0]), inputs, refused=True, goal=goal)
 
 
 def _inputs(unrolling: Unrolling, refused: Any) -> tuple[Any, ...]:
@@ -313,4 +438,15 @@ def prefixes(contract: Contract, operations: Iterable[str], *, timeout: float) -
     return [route.operations for route in found]
 
 
-__all__ = ["Goal", "Prefix", "Route", "goal_of", "plan", "plan_apart", "prefix_to", "prefixes"]
+__all__ = [
+    "Goal",
+    "Prefix",
+    "Route",
+    "Start",
+    "goal_of",
+    "plan",
+    "plan_apart",
+    "prefix_to",
+    "prefixes",
+    "relay",
+]

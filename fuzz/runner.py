@@ -34,8 +34,8 @@ from envfactory.contracts.values import FrozenMap
 from envfactory.fuzz.branches import branches
 from envfactory.fuzz.corpus import Call, Corpus
 from envfactory.fuzz.findings import KINDS, Finding, FindingError, Findings, Key
-from envfactory.fuzz.oracle import Expectation
-from envfactory.fuzz.reach import Route
+from envfactory.fuzz.oracle import Expectation, judge
+from envfactory.fuzz.reach import Goal, Route, Start
 from envfactory.fuzz.shrink import explained, minimize, skipped
 from envfactory.fuzz.steering import MADE_AGAIN, Steer, Threshold, literals
 from envfactory.fuzz.targets import Target
@@ -73,6 +73,10 @@ STALE = 400
 """Test cases in a row that added nothing to the corpus, after which the cases get longer."""
 LONGER = 4
 """Cases grow up to this many times ``--steps`` long as short ones stop finding new states."""
+RELAY_STARTS = 64
+"""Corpus entries the relay planner may start from at most (``relay_starts``)."""
+RELAY_RECORDS = 6
+"""Records a collection may hold in a state the relay planner starts from."""
 REACH_TIMEOUT = 10.0
 """Seconds' worth of solver effort (``reach.effort``) planning them may take, at most."""
 PLAN_SHARE = 0.5
@@ -198,7 +202,7 @@ class Summary:
     rounds: int = 1
     jobs: int = 1
     reached: tuple[str, ...] = ()
-    """Operations the search had not got accepted that the solver planned a prefix to."""
+    """The clause outcomes the search had not covered that the solver planned a route to."""
 
     @property
     def calls_per_second(self) -> float:
@@ -299,6 +303,8 @@ class Session:
         self.reach_at: tuple[float | None, int | None] | None = None
         """When the search stops to ask the solver (seconds, test cases); None once it has."""
         self.round_over = False
+        self.goals: list[tuple[Goal, str]] = []
+        """The goals handed to the solver, each with its clause outcome's name."""
         self.reached: tuple[str, ...] = ()
         self.stateful = any(op.requires for op in closed.operations.values())
         """Whether some call can be refused by a precondition (the steering's premise)."""
@@ -355,7 +361,12 @@ class Session:
             raise self.planning_error
         if len(self.planned) > len(self.prefixes):
             self.prefixes = list(self.planned)
-            self.reached = tuple(route.operations[-1] for route in self.prefixes)
+            self.reached = tuple(self._outcome_of(route) for route in self.prefixes)
+
+    def _outcome_of(self, route: Route) -> str:
+        """The name of the clause outcome ``route`` was planned for."""
+        named = next((outcome for goal, outcome in self.goals if goal == route.goal), None)
+        return named or f"{route.operations[-1]}: accepted"
 
     def begin_case(self) -> None:
         if self.reach_at is not None and self.first_case is None:
@@ -731,11 +742,12 @@ def reach(session: Session, time_budget: float | None, *, background: bool = Fal
     from envfactory.fuzz.reach import effort, goal_of, plan_apart
 
     session.reach_at = None
-    goals = [
-        g
+    session.goals = [
+        (g, o)
         for o in session.all_outcomes
         if o not in session.outcomes and (g := goal_of(o, session.contract)) is not None
     ]
+    goals = [g for g, _ in session.goals]
     if not goals:
         return
     seconds = REACH_TIMEOUT if time_budget is None else min(REACH_TIMEOUT, time_budget * PLAN_SHARE)
@@ -756,6 +768,7 @@ def reach(session: Session, time_budget: float | None, *, background: bool = Fal
                 effort=units,
                 seconds=HANG_GUARD if time_budget is None else seconds * REACH_GUARD,
                 report=found.append,
+                starts=lambda: relay_starts(session),
             )
         except Exception as err:  # raised where the run adopts what was planned
             session.planning_error = err
@@ -771,6 +784,29 @@ def reach(session: Session, time_budget: float | None, *, background: bool = Fal
 
     session.planning = threading.Thread(target=work, name="envfactory-reach", daemon=True)
     session.planning.start()
+
+
+def relay_starts(session: Session) -> list[Start]:
+    """The states the relay planner may start from (``reach.relay``): the ends of the corpus
+    entries, the rarest first, up to ``RELAY_STARTS``, each with no collection past
+    ``RELAY_RECORDS`` records (every record is a slot in each of the unrolling's states)."""
+    ops = session.contract.operations
+    starts: list[Start] = []
+    for entry in session.corpus.rarest():
+        state: FrozenMap | None = session.initial
+        for name, value in entry:
+            assert state is not None
+            expect = judge(session.model, state, ops[name], value)
+            state = expect.post if expect.accepted else None
+            if state is None:
+                break  # an effect that reads the output: the model's state waits for the target
+        if state is not None and all(
+            len(state.get(name) or ()) <= RELAY_RECORDS for name in session.collections
+        ):
+            starts.append((entry, state))
+            if len(starts) == RELAY_STARTS:
+                break
+    return starts
 
 
 def _round_seed(seed: int, round_number: int) -> int:

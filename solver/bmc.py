@@ -158,6 +158,11 @@ class Unrolling:
         assert self._model is not None
         return [self.ops[evaluated(self._model, sel).as_long()] for sel in self.selectors]
 
+    def value(self, term: z3.ArithRef) -> int:
+        """An integer term's value in the last satisfying model."""
+        assert self._model is not None
+        return int(evaluated(self._model, term).as_long())
+
     def inputs(self, extra: Any = None) -> list[Any]:
         """The inputs of the last satisfying model's calls, and then ``extra``'s value (the input
         variables of a call past the last, where given), all read together: a string the model

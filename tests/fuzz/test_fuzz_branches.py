@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import envfactory
 from envfactory.contracts.semantics import Machine
 from envfactory.fuzz import oracle
 from envfactory.fuzz.branches import branches, find
@@ -16,19 +15,9 @@ from envfactory.fuzz.reach import goal_of, plan
 from envfactory.fuzz.runner import Session, clause_outcomes, fuzz
 from envfactory.fuzz.targets import open_target
 
-HERE = Path(__file__).resolve().parent
-IMPLS = HERE / "impls"
-sys.path.insert(0, str(IMPLS))
-sys.path.insert(0, str(HERE))
-from fuzz_sources import Seeded  # noqa: E402
-
-PUNCH = envfactory.load(IMPLS / "punch.yaml")
-PAST_CAP = "punch: condition 1 part 2 fails"
-
-
-def _session(cls: str) -> Session:
-    target = open_target(f"python:{IMPLS / 'punch_impl.py'}:{cls}", PUNCH)
-    return Session(PUNCH, target, mode="valid", time_budget=None)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from fuzz_sources import Seeded
+from punch_card import IMPLS, PAST_CAP, PUNCH, punch_session
 
 
 def test_each_way_through_an_effect_condition_is_a_clause_outcome() -> None:
@@ -71,7 +60,7 @@ def _punched(session: Session, cards: dict[str, int]) -> Case:
 
 
 def test_a_step_aims_at_the_record_that_takes_a_way_no_call_took_yet() -> None:
-    session = _session("Punch")
+    session = punch_session("Punch")
     by_name: dict[str, Any] = {p.name: p for p in plans(session)}
     enabled = list(by_name.values())
     # card a has its free coffee and is full again; card b is not full

@@ -228,7 +228,7 @@ def test_a_run_with_a_time_budget_searches_on_while_the_solver_plans(monkeypatch
     go = threading.Event()
 
     def worker(task: Any, seconds: float, *, progress: Any) -> None:
-        progress(Route(("open", "close")))
+        progress(Route(("open", "close"), refused=True, goal=("close", 1)))
         assert go.wait(60)  # a hang guard: the test releases it
         progress(Route(("open", "deposit")))
 
@@ -241,7 +241,9 @@ def test_a_run_with_a_time_budget_searches_on_while_the_solver_plans(monkeypatch
             break
         session.planning.join(0.01)
     session.adopt_prefixes()
-    assert [r.operations for r in session.prefixes] == [("open", "close")] and session.reached == ("close",)
+    assert [r.operations for r in session.prefixes] == [("open", "close")] and session.reached == (
+        "close: requires 2 fails",
+    )
     go.set()
     session.planning.join(60)
     session.adopt_prefixes()

@@ -1,0 +1,111 @@
+"""Routes relayed through states the search reached (``reach.relay``): the solver plans the last
+few calls from a corpus entry's state where planning all of them from the start costs more than
+a run has."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from envfactory.contracts.semantics import Machine
+from envfactory.contracts.values import FrozenMap
+from envfactory.fuzz.branches import branches
+from envfactory.fuzz.machine import Case, plans
+from envfactory.fuzz.reach import Route, goal_of, plan, plan_apart, relay
+from envfactory.fuzz.runner import RELAY_RECORDS, relay_starts
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from fuzz_sources import Seeded
+from punch_card import PAST_CAP, PUNCH, punch_session
+
+SMALL_EFFORT = 100_000
+"""Z3 resource units: a hundredth of what planning the nine calls from the start takes (2.8
+million), fifteen times what the last call from a reached state takes (6,000)."""
+
+
+def _calls(card: str, punches: int) -> list[tuple[str, Any]]:
+    return [("issue", {"card": card}), *[("punch", {"card": card})] * punches]
+
+
+def _reached(calls: Sequence[tuple[str, Any]]) -> FrozenMap:
+    machine = Machine(PUNCH)
+    state = machine.initial_state()
+    for name, value in calls:
+        state = machine.apply(state, PUNCH.operations[name], value)
+    return state
+
+
+def test_a_relay_reaches_from_a_state_the_search_reached_a_goal_too_dear_from_the_start() -> None:
+    goal = goal_of(PAST_CAP, PUNCH)
+    assert goal is not None
+    assert plan(PUNCH, [goal], effort=SMALL_EFFORT) == []  # nine calls from the start: out of reach
+    near, far = _calls("a", 7), _calls("b", 1)  # card a had its free coffee and is full again
+    (route,) = relay(PUNCH, [(far, _reached(far)), (near, _reached(near))], [goal], effort=SMALL_EFFORT)
+    # the solver chose the start one call from the goal (from the other it is seven)
+    assert route.recorded == len(near) and route.goal == goal and not route.refused
+    assert route.operations == (*(name for name, _ in near), "punch")
+    assert list(route.inputs[: route.recorded]) == [value for _, value in near]
+    (branch,) = branches(PUNCH.operations["punch"], PUNCH)
+    assert branch.taken(_reached(near), route.inputs[-1]) == PAST_CAP
+
+
+def test_planning_apart_relays_the_goals_the_planner_could_not_afford() -> None:
+    goal = goal_of(PAST_CAP, PUNCH)
+    accepted = goal_of("punch: accepted", PUNCH)
+    assert goal is not None and accepted is not None
+    near = _calls("a", 7)
+    asked: list[int] = []
+
+    def starts() -> list[tuple[Any, FrozenMap]]:
+        asked.append(1)
+        return [(near, _reached(near))]
+
+    routes: list[Route] = []
+    plan_apart(PUNCH, [accepted, goal], effort=SMALL_EFFORT, seconds=600, report=routes.append, starts=starts)
+    # two calls from the start for the one, a relay for the other; the relay's starts are read
+    # in its own worker, after the planner's
+    assert [(r.goal, r.recorded, len(r.operations)) for r in routes] == [(accepted, 0, 2), (goal, 8, 9)]
+    assert asked == []
+
+
+def test_a_relay_has_nothing_to_offer_past_its_depth() -> None:
+    goal = goal_of(PAST_CAP, PUNCH)
+    assert goal is not None
+    far = _calls("b", 1)
+    assert relay(PUNCH, [(far, _reached(far))], [goal], effort=10**9, depth=4) == []
+    assert relay(PUNCH, [(far, _reached(far))], [goal], effort=10**9, depth=7) != []
+
+
+def test_a_case_replays_a_relayed_route_as_recorded_and_takes_the_way_it_was_planned_for() -> None:
+    session = punch_session("Punch")
+    goal = goal_of(PAST_CAP, PUNCH)
+    assert goal is not None
+    near = _calls("a", 7)
+    (route,) = relay(PUNCH, [(near, _reached(near))], [goal], effort=SMALL_EFFORT)
+    for seed in range(4):  # planned inputs or drawn ones: the recorded calls are sent as recorded
+        case = Case(session)
+        case.follow(plans(session), route, Seeded(seed))
+        assert case.accepted[: route.recorded] == near
+    assert PAST_CAP in session.outcomes
+
+
+def test_the_relay_starts_from_the_ends_of_the_corpus_entries_the_rarest_first() -> None:
+    session = punch_session("Punch")
+    ops = PUNCH.operations
+    for card, punches in (("a", 2), ("b", RELAY_RECORDS)):
+        case = Case(session)
+        for name, value in _calls(card, punches):
+            case.send(ops[name], value)
+    case = Case(session)
+    for index in range(RELAY_RECORDS + 1):  # entries with more cards than a start may hold
+        case.send(ops["issue"], {"card": f"c{index}"})
+    entries = session.corpus.entries
+    starts = relay_starts(session)
+    assert starts and len(starts) < len(entries)
+    for calls, state in starts:
+        assert calls in entries and state == _reached(calls)
+        assert len(state["cards"]) <= RELAY_RECORDS
+    chosen = [calls for calls, _ in starts]
+    assert chosen == [entry for entry in session.corpus.rarest() if entry in chosen]
