@@ -380,6 +380,31 @@ def test_a_shrunk_trace_names_what_it_made_plainly() -> None:
     assert [s.input["isbn"] for s in finding.steps if s.tool == "addBook"] == ["c", "a", "d"]
 
 
+def test_minimizing_goes_on_from_the_plain_names_until_nothing_more_goes() -> None:
+    """Where a search's trace of the courier's ReturnKeepsRoom stalled (13 calls: a shelf of room
+    1 refuses a parcel as full where the one given back should have freed it). With the optional
+    fields left out (a customer's credit, a hub's tries) and the names made plain, the same moves
+    again let a hub and a send go: 11, where minimizing that again gains nothing."""
+    calls: list[tuple[str, dict[str, object]]] = [
+        ("signup", {"credit": 9, "name": "=p"}),
+        ("addHub", {"tries": 3, "name": "=p"}),
+        ("addHub", {"name": "a"}),
+        ("addHub", {"name": "a3", "tries": 1, "cap": 1}),
+        ("link", {"hub": "a3", "to": "a"}),
+        ("link", {"hub": "=p", "to": "a3"}),
+        *[("send", {"hub": "=p", "parcel": p, "sender": "=p", "to": "a3"}) for p in ("U", "qap")],
+        ("forward", {"parcel": "U"}),
+        ("attempt", {"home": False, "parcel": "U"}),
+        ("giveBack", {"parcel": "U"}),
+        ("send", {"hub": "=p", "parcel": "k", "sender": "=p", "to": "a"}),
+        ("send", {"hub": "a3", "parcel": "\u00a1\u009b", "sender": "=p", "to": "a"}),
+    ]
+    finding = _shrunk("courier", "ReturnKeepsRoom", calls)
+    assert (finding.kind, finding.operation, len(finding.steps)) == ("wrong_status", "send", 11)
+    again = _shrunk("courier", "ReturnKeepsRoom", [(s.tool, s.input) for s in finding.steps])
+    assert len(again.steps) == 11
+
+
 def test_a_call_moved_with_two_fields_or_later_lets_a_trace_reach_its_minimal_length() -> None:
     """A search's DroppedSwaps trace (registrar, 13 calls; its minimum is 10) that no deletion
     or one-field rename shortens: a swap of a third enrollment moves onto the second one together
