@@ -319,17 +319,20 @@ def _search(
                 continue
             pending = [g for g in open_goals if (g[1] is None) == accepted]
             asked = {g: w for g in pending if (w := _wanted(unrolling, g, depth)) is not None}
-            # one question for all first: most depths meet none, and one check costs less than many
-            if len(asked) > 1 and _check(unrolling, z3.Or(*(w[0] for w in asked.values()))) != z3.sat:
-                continue
-            for goal, wanted in asked.items():
-                prefix = _plan_one(unrolling, goal, *wanted, least=least)
-                if prefix is None:
-                    continue
-                open_goals.remove(goal)
-                found.append(prefix)
-                if report is not None:
-                    report(prefix)
+            # one question for all the goals still asked: most depths meet none, and one check
+            # costs less than many (an unsatisfiable one most); its model tells which it met
+            while asked and _check(unrolling, z3.Or(*(w[0] for w in asked.values()))) == z3.sat:
+                held = [g for g, w in asked.items() if unrolling.holds(w[0])]
+                for n, goal in enumerate(held or list(asked)):
+                    route = _plan_one(
+                        unrolling, goal, *asked.pop(goal), least=least, checked=n == 0 and bool(held)
+                    )
+                    if route is None:
+                        continue
+                    open_goals.remove(goal)
+                    found.append(route)
+                    if report is not None:
+                        report(route)
         if not open_goals:
             return
 
@@ -376,12 +379,13 @@ def _wanted(unrolling: Unrolling, goal: Goal, depth: int) -> tuple[z3.BoolRef, A
 
 
 def _plan_one(
-    unrolling: Unrolling, goal: Goal, wanted: z3.BoolRef, refused: Any, *, least: bool
+    unrolling: Unrolling, goal: Goal, wanted: z3.BoolRef, refused: Any, *, least: bool, checked: bool = False
 ) -> Route | None:
     """A prefix that meets ``goal`` (``wanted``, of ``_wanted``) at this depth, the least with
     ``least``, with the inputs of the model that chose it (``refused``: the refused call's input
-    variables); None if there is none (raises ``_GaveUp`` if the solver cannot say)."""
-    if _check(unrolling, wanted) != z3.sat:
+    variables); None if there is none (raises ``_GaveUp`` if the solver cannot say). With
+    ``checked``, the unrolling's last model meets it already."""
+    if not checked and _check(unrolling, wanted) != z3.sat:
         return None
     # ``_least`` leaves the model of its last check: the plan itself
     prefix = _least(unrolling, wanted) if least else tuple(unrolling.operations())

@@ -158,6 +158,11 @@ class Unrolling:
         assert self._model is not None
         return [self.ops[evaluated(self._model, sel).as_long()] for sel in self.selectors]
 
+    def holds(self, formula: z3.BoolRef) -> bool:
+        """Whether ``formula`` is true in the last satisfying model."""
+        assert self._model is not None
+        return bool(z3.is_true(self._model.eval(formula, model_completion=True)))
+
     def value(self, term: z3.ArithRef) -> int:
         """An integer term's value in the last satisfying model."""
         assert self._model is not None
