@@ -9,7 +9,9 @@ operation never accepted; a ``requires`` never the one that refused, such as a m
 reached or a quantity never one past what is left), the BMC unrolling (``solver.bmc.Unrolling``)
 is asked for the shortest sequence of valid calls that ends in it. The fuzzer then starts test
 cases from those prefixes and goes on from there (``machine.Case``), valid and adversarial, as
-from any other state: the call one past a limit is where off-by-one bugs answer 200.
+from any other state: the call one past a limit is where off-by-one bugs answer 200. Where the
+whole way from the initial state costs more than the run can spend, the last few calls are
+planned from a state the search itself reached (``relay``).
 
 Imports the solver layer (``solver.bmc``, ``solver.states``) and the contracts layer.
 """
@@ -53,7 +55,8 @@ class Route:
 
     operations: Prefix
     inputs: tuple[Any, ...] = ()
-    """One per operation, or none where the model could not be read. The model's values may
+    """One per operation (None for a relayed route's planned call whose model could not be
+    read), or none where the model could not be read. The model's values may
     differ with what else the process asked Z3 before; the fuzzer plans in a worker that starts
     Z3 afresh (``plan_apart``), where they are the same for the same goals."""
     refused: bool = False
