@@ -9,8 +9,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from envfactory.contracts.semantics import Machine
 from envfactory.contracts.values import FrozenMap
+from envfactory.fuzz import oracle
 from envfactory.fuzz.branches import branches
 from envfactory.fuzz.machine import Case, plans
 from envfactory.fuzz.reach import Route, goal_of, plan, plan_apart, relay
@@ -109,3 +113,44 @@ def test_the_relay_starts_from_the_ends_of_the_corpus_entries_the_rarest_first()
         assert len(state["cards"]) <= RELAY_RECORDS
     chosen = [calls for calls, _ in starts]
     assert chosen == [entry for entry in session.corpus.rarest() if entry in chosen]
+
+
+OUTCOMES = ("punch: accepted", "punch: requires 1 fails", "punch: condition 1 holds", PAST_CAP)
+
+
+@settings(max_examples=25, deadline=None, database=None, derandomize=True)
+@given(
+    st.lists(st.tuples(st.sampled_from("abc"), st.integers(0, 9)), min_size=1, max_size=3),
+    st.lists(st.sampled_from(OUTCOMES), min_size=1, max_size=4, unique=True),
+)
+def test_a_relayed_route_runs_through_the_contract_to_the_outcome_it_was_planned_for(
+    cards: list[tuple[str, int]], outcomes: list[str]
+) -> None:
+    """Whatever the starts and the goals: each route the relay gives is its start's calls and
+    then calls the contract accepts, whose last takes the outcome it was planned for (the
+    refused call of a ``requires`` outcome refused by exactly that clause)."""
+    starts = [(calls, _reached(calls)) for card, punches in cards if (calls := _calls(card, punches))]
+    goals = {goal: outcome for outcome in outcomes if (goal := goal_of(outcome, PUNCH)) is not None}
+    machine = Machine(PUNCH)
+    (branch,) = branches(PUNCH.operations["punch"], PUNCH)
+    routes = relay(PUNCH, starts, list(goals), effort=10**8, depth=3)
+    met = {goals[route.goal] for route in routes if route.goal in goals}
+    # a punch of a card any start has, and of one it has not, are one call on from every start
+    assert {"punch: accepted", "punch: requires 1 fails"} & set(outcomes) <= met
+    for route in routes:
+        assert route.goal in goals and route.recorded > 0
+        assert any(list(route.inputs[: route.recorded]) == [v for _, v in calls] for calls, _ in starts)
+        state = machine.initial_state()
+        steps = list(zip(route.operations, route.inputs, strict=True))
+        for name, value in steps[:-1]:
+            expect = oracle.judge(machine, state, PUNCH.operations[name], value)
+            assert expect.accepted and expect.post is not None
+            state = expect.post
+        name, value = steps[-1]
+        expect = oracle.judge(machine, state, PUNCH.operations[name], value)
+        outcome = goals[route.goal]
+        if route.refused:
+            assert not expect.accepted and outcome == f"{name}: requires 1 fails"
+        else:
+            assert expect.accepted
+            assert outcome == f"{name}: accepted" or branch.taken(state, value) == outcome
