@@ -416,7 +416,8 @@ class Corpus:
             self.news.append(tuple(self.fresh))
 
     def rarest(self) -> list[tuple[Call, ...]]:
-        """The entries, the one whose news are seldom shown since first (``rarity``), first."""
+        """The entries by the weight ``rarity`` gives each, the heaviest (what it showed first
+        is seldom shown since) first, the newest first among equals."""
         seen = self.seen
         weights = [sum(1.0 / seen[feature] for feature in news) for news in self.news]
         order = sorted(range(len(self.entries)), key=lambda i: (-weights[i], -i))
