@@ -320,6 +320,7 @@ class Corpus:
         "news",
         "read",
         "seen",
+        "states",
         "words",
     )
 
@@ -329,6 +330,9 @@ class Corpus:
         self.fresh: list[Feature] = []
         """The features the last call showed first (``novel``, ``remade``)."""
         self.entries: list[tuple[Call, ...]] = []
+        self.states: list[Mapping[str, Any]] = []
+        """Per entry, the model's state its calls reached (where a relayed route may start:
+        ``reach.relay``)."""
         self.news: list[tuple[Feature, ...]] = []
         """Per entry, the features it showed first (``rarity``)."""
         self.words = words(contract) if contract is not None else frozenset()
@@ -409,19 +413,21 @@ class Corpus:
         self._count((feature,))
         return bool(self.fresh)
 
-    def add(self, calls: list[Call]) -> None:
-        """Keep ``calls``, which showed the features ``fresh`` holds first, as an entry."""
+    def add(self, calls: list[Call], state: Mapping[str, Any]) -> None:
+        """Keep ``calls``, which showed the features ``fresh`` holds first in ``state``, as an
+        entry."""
         if len(self.entries) < LIMIT and 0 < len(calls) <= LONGEST:
             self.entries.append(tuple(calls))
+            self.states.append(state)
             self.news.append(tuple(self.fresh))
 
-    def rarest(self) -> list[tuple[Call, ...]]:
-        """The entries by the weight ``rarity`` gives each, the heaviest (what it showed first
-        is seldom shown since) first, the newest first among equals."""
+    def rarest(self) -> list[tuple[tuple[Call, ...], Mapping[str, Any]]]:
+        """The entries with their states, by the weight ``rarity`` gives each: the heaviest
+        (what it showed first is seldom shown since) first, the newest first among equals."""
         seen = self.seen
         weights = [sum(1.0 / seen[feature] for feature in news) for news in self.news]
         order = sorted(range(len(self.entries)), key=lambda i: (-weights[i], -i))
-        return [self.entries[i] for i in order]
+        return [(self.entries[i], self.states[i]) for i in order]
 
     def rarity(self) -> tuple[float, ...]:
         """The entries' cumulative weights, newest first: each entry weighs the sum, over the

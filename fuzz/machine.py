@@ -676,7 +676,7 @@ class Case:
                 self.state = post
                 self.accepted.append((op.name, value))
                 if session.corpus.novel(post, session.state_writes[op.name]) and not self.replaying:
-                    session.corpus.add(self.accepted)
+                    session.corpus.add(self.accepted, post)
                 readers = session.readers if self.replaying else {}  # read by replays alone
                 changed: list[tuple[str, Any]] = []
                 for name in session.writes[op.name]:
@@ -741,7 +741,7 @@ class Case:
                     and corpus.remade(name, key, history.get((name, key), 0), state)
                     and not self.replaying
                 ):
-                    corpus.add(self.accepted)
+                    corpus.add(self.accepted, state)
                 history[(name, key)] = 0
             else:
                 history[(name, key)] = history.get((name, key), 0) + 1

@@ -34,7 +34,7 @@ from envfactory.contracts.values import FrozenMap
 from envfactory.fuzz.branches import branches
 from envfactory.fuzz.corpus import Call, Corpus
 from envfactory.fuzz.findings import KINDS, Finding, FindingError, Findings, Key
-from envfactory.fuzz.oracle import Expectation, judge
+from envfactory.fuzz.oracle import Expectation
 from envfactory.fuzz.reach import Goal, Route, Start
 from envfactory.fuzz.shrink import explained, minimize, skipped
 from envfactory.fuzz.steering import MADE_AGAIN, Steer, Threshold, literals
@@ -787,22 +787,13 @@ def reach(session: Session, time_budget: float | None, *, background: bool = Fal
 
 
 def relay_starts(session: Session) -> list[Start]:
-    """The states the relay planner may start from (``reach.relay``): the ends of the corpus
-    entries, the rarest first, up to ``RELAY_STARTS``, each with no collection past
-    ``RELAY_RECORDS`` records (every record is a slot in each of the unrolling's states)."""
-    ops = session.contract.operations
+    """The states the relay planner may start from (``reach.relay``): the corpus entries' (the
+    model's states as the target's responses made them, ids it assigned included), the rarest
+    first, up to ``RELAY_STARTS``, each with no collection past ``RELAY_RECORDS`` records
+    (every record is a slot in each of the unrolling's states)."""
     starts: list[Start] = []
-    for entry in session.corpus.rarest():
-        state: FrozenMap | None = session.initial
-        for name, value in entry:
-            assert state is not None
-            expect = judge(session.model, state, ops[name], value)
-            state = expect.post if expect.accepted else None
-            if state is None:
-                break  # an effect that reads the output: the model's state waits for the target
-        if state is not None and all(
-            len(state.get(name) or ()) <= RELAY_RECORDS for name in session.collections
-        ):
+    for entry, state in session.corpus.rarest():
+        if all(len(state.get(name) or ()) <= RELAY_RECORDS for name in session.collections):
             starts.append((entry, state))
             if len(starts) == RELAY_STARTS:
                 break

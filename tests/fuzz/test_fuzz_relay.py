@@ -12,13 +12,15 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import envfactory
 from envfactory.contracts.semantics import Machine
 from envfactory.contracts.values import FrozenMap
 from envfactory.fuzz import oracle
 from envfactory.fuzz.branches import branches
 from envfactory.fuzz.machine import Case, plans
 from envfactory.fuzz.reach import Route, goal_of, plan, plan_apart, relay
-from envfactory.fuzz.runner import RELAY_RECORDS, relay_starts
+from envfactory.fuzz.runner import RELAY_RECORDS, Session, relay_starts
+from envfactory.fuzz.targets import open_target
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fuzz_sources import Seeded
@@ -112,7 +114,7 @@ def test_the_relay_starts_from_the_ends_of_the_corpus_entries_the_rarest_first()
         assert calls in entries and state == _reached(calls)
         assert len(state["cards"]) <= RELAY_RECORDS
     chosen = [calls for calls, _ in starts]
-    assert chosen == [entry for entry in session.corpus.rarest() if entry in chosen]
+    assert chosen == [entry for entry, _ in session.corpus.rarest() if entry in chosen]
 
 
 OUTCOMES = ("punch: accepted", "punch: requires 1 fails", "punch: condition 1 holds", PAST_CAP)
@@ -154,3 +156,18 @@ def test_a_relayed_route_runs_through_the_contract_to_the_outcome_it_was_planned
         else:
             assert expect.accepted
             assert outcome == f"{name}: accepted" or branch.taken(state, value) == outcome
+
+
+def test_a_state_the_target_gave_ids_to_is_a_start_too() -> None:
+    """An imported API's create keeps the record under the id the target returns (its effect
+    reads the output), so the model alone cannot replay the calls to their state: the corpus
+    keeps the state each entry reached, and the relay starts from it."""
+    pets = envfactory.load(Path(__file__).resolve().parents[1] / "simulator" / "pets_openapi.yaml")
+    assert pets.operations["createPet"].reads_output
+    session = Session(pets, open_target("sim", pets), mode="valid", time_budget=None)
+    case = Case(session)
+    for name in ("rex", "tom"):
+        case.send(pets.operations["createPet"], {"name": name})
+    by_length = {len(calls): state for calls, state in relay_starts(session)}
+    assert by_length[2] == case.state  # the ids the target returned, as the case holds them
+    assert sorted(pet["name"] for pet in by_length[2]["pets"].values()) == ["rex", "tom"]

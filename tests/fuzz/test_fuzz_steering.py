@@ -439,9 +439,9 @@ def test_corpus_entries_weigh_by_how_seldom_their_news_came_back() -> None:
     corpus = Corpus(contract)
     corpus.novel({"clock": 0, "lots": {}}, ["clock", "lots"])  # the initial state, as a run's
     assert corpus.novel({"clock": 7}, ["clock"])
-    corpus.add([("tick", {"rounds": 3}), ("tick", {"rounds": 3}), ("tick", {})])
+    corpus.add([("tick", {"rounds": 3}), ("tick", {"rounds": 3}), ("tick", {})], {"clock": 7, "lots": {}})
     assert corpus.novel({"clock": 9}, ["clock"])
-    corpus.add([("tick", {"rounds": 3}), ("tick", {"rounds": 3}), ("tick", {"rounds": 3})])
+    corpus.add([("tick", {"rounds": 3})] * 3, {"clock": 9, "lots": {}})
     for _ in range(9):
         assert not corpus.novel({"clock": 7}, ["clock"])
     assert corpus.rarity() == pytest.approx((1.0, 1.1))  # newest first
