@@ -21,6 +21,7 @@ Imports the contracts layer and the steering's reading of it.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -424,8 +425,7 @@ class Corpus:
     def rarest(self) -> list[tuple[tuple[Call, ...], Mapping[str, Any]]]:
         """The entries with their states, by the weight ``rarity`` gives each: the heaviest
         (what it showed first is seldom shown since) first, the newest first among equals."""
-        seen = self.seen
-        weights = [sum(1.0 / seen[feature] for feature in news) for news in self.news]
+        weights = self._weights()
         order = sorted(range(len(self.entries)), key=lambda i: (-weights[i], -i))
         return [(self.entries[i], self.states[i]) for i in order]
 
@@ -434,13 +434,13 @@ class Corpus:
         features it showed first, of one over how many calls have shown each since. An entry
         that reached a state the search seldom comes back to (a lot extended twice in its last
         round) weighs more than one whose news every case now shows (a second user)."""
+        return tuple(itertools.accumulate(reversed(self._weights())))
+
+    def _weights(self) -> list[float]:
+        """Per entry, the sum over the features it showed first of one over how many calls have
+        shown each since (``rarity``)."""
         seen = self.seen
-        total = 0.0
-        out: list[float] = []
-        for news in reversed(self.news):
-            total += sum(1.0 / seen[feature] for feature in news)
-            out.append(total)
-        return tuple(out)
+        return [sum(1.0 / seen[feature] for feature in news) for news in self.news]
 
 
 __all__ = [

@@ -133,7 +133,7 @@ def minimize(session: Session, finding: Finding) -> Finding:
         # again from there took a courier's full-shelf refusal from 13 calls to 11
         tidy = _named(session, _dropped(session, best))
         if _calls(tidy) == _calls(best):
-            break
+            return tidy
         again = _shortened(session, tidy)
         if len(again.steps) >= len(tidy.steps):
             return tidy
