@@ -19,6 +19,7 @@ import contextlib
 import multiprocessing
 import os
 import resource
+import time
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -93,6 +94,17 @@ def _cpu_seconds(pid: int) -> float | None:
         return None
 
 
+def _queued_seconds(pid: int) -> float | None:
+    """Seconds a process has been runnable but waiting for a CPU (``/proc/PID/schedstat``), or
+    None where the kernel does not tell: a worker starved on a loaded machine is not waiting on
+    anything of its own, so that time is not counted against a call that computes nothing."""
+    try:
+        with open(f"/proc/{pid}/schedstat", "rb") as stat:
+            return int(stat.read().split()[1]) / 1e9
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 class IsolatedTarget:
     """``PythonTarget``'s protocol, each call answered by a worker process within limits."""
 
@@ -158,18 +170,23 @@ class IsolatedTarget:
         first slice's CPU time counted as spent). A call that computed for a slice or more may
         leave the worker slow (a module-wide precision of ten million digits makes every later
         call of that module slow): the worker is forked again at the next reset, one fork where
-        a call took tens of milliseconds anyway. Both are judged on the worker's CPU time, so a
-        loaded machine that leaves the worker waiting changes neither."""
+        a call took tens of milliseconds anyway. Both are judged on the worker's CPU time, and
+        the wall-clock limit on the time the worker was not starved of a CPU, so a loaded
+        machine that leaves the worker waiting changes neither."""
         pid = self.process.pid
         first = min(SLICE, self.call_timeout)
         waited = spent = first
-        start = _cpu_seconds(pid)
+        start, queued, clock = _cpu_seconds(pid), _queued_seconds(pid), time.monotonic()
         answered = False
         while spent < self.call_timeout and waited < self.call_timeout * WAIT_FACTOR:
             if conn.poll(SLICE):
                 answered = True
                 break
-            waited += SLICE
+            # the wall clock less the time the worker stood in the run queue: a loaded machine
+            # that leaves a computing worker without a CPU does not make it a waiting one
+            now_queued = _queued_seconds(pid)
+            starved = 0.0 if now_queued is None or queued is None else now_queued - queued
+            waited = first + time.monotonic() - clock - starved
             now = _cpu_seconds(pid)
             # where /proc cannot be read, the wall clock is the only clock there is
             spent = waited if now is None or start is None else first + now - start

@@ -1,19 +1,27 @@
 """Suite-wide settings: Hypothesis keeps no example database and writes its other files (the
 constants it mines from source) into a temporary folder removed when the run ends, so a test run
 leaves no ``.hypothesis/`` folder in the clone (every seeded test reproduces without one), and
-draws the same examples on every run."""
+draws the same examples on every run. Nothing Hypothesis decides depends on the clock: no
+deadline and no ``too_slow`` health check, the two that a loaded CI machine would fail."""
 
 from __future__ import annotations
 
 import tempfile
 
-from hypothesis import settings
+from hypothesis import HealthCheck, settings
 from hypothesis.configuration import set_hypothesis_home_dir
 
 _HOME = tempfile.TemporaryDirectory(prefix="envfactory-tests-hypothesis-")
 set_hypothesis_home_dir(_HOME.name)
 # derandomize: every property test draws the same examples on every run and machine, so a run
 # of CI can never fail where the one before passed (a test that found a bug once would find it
-# every time); each test's own seed comes from its name
-settings.register_profile("envfactory-tests", database=None, derandomize=True)
+# every time); each test's own seed comes from its name. No deadline and no too_slow health
+# check: both read the clock, so a test that set neither would fail under load where it passed idle
+settings.register_profile(
+    "envfactory-tests",
+    database=None,
+    derandomize=True,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 settings.load_profile("envfactory-tests")

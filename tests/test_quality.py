@@ -86,9 +86,12 @@ def test_a_test_run_leaves_nothing_in_the_clone_or_the_temporary_folder(tmp_path
     by the modules that write contracts to disk."""
     import tempfile
 
-    from hypothesis import settings
+    from hypothesis import HealthCheck, settings
 
     assert settings().database is None
+    # nothing a property test decides reads the clock (a loaded CI machine would fail it)
+    assert settings().deadline is None
+    assert HealthCheck.too_slow in settings().suppress_health_check
     before = set(Path(tempfile.gettempdir()).glob("envfactory-*"))
     had_home = (ROOT / ".hypothesis").exists()
     result = subprocess.run(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -198,6 +199,10 @@ class Limits:
 
     def left(self):
         return {"left": len(LEFT)}
+
+    def nap(self):
+        time.sleep(1.5)  # computes nothing: past a 0.1 s limit's wall-clock wait (1 s) on any machine
+        return {"napped": True}
 """
 
 
@@ -205,7 +210,7 @@ class Limits:
 def limits(tmp_path: Path) -> tuple[envfactory.Contract, str]:
     ops = "".join(
         f"  {name}:\n    input: {{type: object, properties: {{text: {{type: string}}}}}}\n"
-        for name in ("spin", "echo", "leave", "left")
+        for name in ("spin", "echo", "leave", "left", "nap")
     )
     (tmp_path / "limits.yaml").write_text(
         f'envfactory: "1"\ninfo: {{title: Limits, version: "1"}}\nstate: {{}}\noperations:\n{ops}',
@@ -253,5 +258,27 @@ def test_a_slow_call_gets_a_fresh_worker_at_the_next_reset(limits: tuple[envfact
         assert target.call("left", {}).output == {"left": 1}  # the same worker, within the case
         target.reset()
         assert target.call("left", {}).output == {"left": 0}  # a fresh worker, in the next
+    finally:
+        target.close()
+
+
+@pytest.mark.timeout(120)
+def test_time_a_worker_stood_in_the_run_queue_does_not_count_as_waiting(
+    limits: tuple[envfactory.Contract, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A call that computes nothing is a hang after ``WAIT_FACTOR`` times its limit on the wall
+    clock, less the time its worker was runnable but had no CPU: on a loaded machine a starved
+    worker is not a waiting one. Here the kernel's figure is stood in for by one that says the
+    worker was queued all along, and the same nap answers."""
+    import envfactory.fuzz.isolation as isolation
+
+    contract, spec = limits
+    target = IsolatedTarget(spec, contract, call_timeout=0.1)
+    try:
+        target.reset()
+        assert "hang" in (target.call("nap", {}).error or "")  # 1.5 s asleep, 1 s allowed
+        monkeypatch.setattr(isolation, "_queued_seconds", lambda pid: time.monotonic())
+        target.reset()
+        assert target.call("nap", {}).output == {"napped": True}
     finally:
         target.close()
