@@ -9,6 +9,12 @@ gives outcomes of its own, as a ``requires`` does: the condition holding, and ea
 ``and`` parts failing while the ones before it hold. They are counted in the summary, and the
 ones still uncovered are goals for the planner (``reach.py``) like any other.
 
+A condition nested in a way through another (``([] if len(w) < 2 else [w[1]]) if promoted else
+w``) gives its outcomes a second time, under the path that leads to it (``Branch.guard``): the
+second waiter left behind by a promotion is a state of its own, where a cancel of a waiting
+booking with two on the list (the same inner test, unguarded) is not what the implementation
+that promotes the last waiter gets wrong.
+
 Imports the contracts layer and the steering's reading of it.
 """
 
@@ -33,13 +39,18 @@ class Branch:
 
     operation: str
     number: int
-    """Its place among the operation's conditions, from 1, in the order the effects give them."""
+    """Its place among the operation's conditions, from 1: the conditions as the effects give
+    them, then those nested in a way through another, under their path (``guard``)."""
     parts: tuple[ir.Expr, ...]
     tests: tuple[Compiled, ...] = attrs.field(eq=False, repr=False)
     aims: tuple[tuple[str, Compiled], ...] = attrs.field(eq=False, repr=False)
     """Per outcome: the one input field the condition reads (the key of the record it reads)
     and what the call must satisfy to take the outcome (``condition``, compiled); empty where
     it reads no input field or more than one (no key alone decides it)."""
+    guard: tuple[ir.Expr, ...] = ()
+    """The tests of the conditions it is nested in, each as the way to it takes it (the test,
+    or ``not`` the test for an ``else``): its outcomes count only where all of them hold."""
+    guards: tuple[Compiled, ...] = attrs.field(default=(), eq=False, repr=False)
 
     @property
     def outcomes(self) -> tuple[str, ...]:
@@ -54,6 +65,8 @@ class Branch:
         be evaluated there)."""
         env = Env(state, value)
         try:
+            if not all(test(env) is True for test in self.guards):
+                return None
             for index, test in enumerate(self.tests):
                 if test(env) is not True:
                     return self.outcomes[index + 1]
@@ -65,8 +78,8 @@ class Branch:
         """What the pre-state and input must satisfy for the call to take ``outcome``."""
         index = self.outcomes.index(outcome)
         if index == 0:
-            return _all(self.parts)
-        return _all((*self.parts[: index - 1], ir.Unary("not", self.parts[index - 1])))
+            return _all((*self.guard, *self.parts))
+        return _all((*self.guard, *self.parts[: index - 1], ir.Unary("not", self.parts[index - 1])))
 
 
 def _all(parts: tuple[ir.Expr, ...]) -> ir.Expr:
@@ -75,26 +88,52 @@ def _all(parts: tuple[ir.Expr, ...]) -> ir.Expr:
 
 def branches(op: Operation, contract: Contract) -> tuple[Branch, ...]:
     """The conditions of ``op``'s effects that read only the pre-state and the input (one under
-    a quantifier reads its variable; one reading the output is the target's choice), each once."""
+    a quantifier reads its variable; one reading the output is the target's choice), each once;
+    then each one nested in a way through another, under the path to it, once per path."""
     readable = frozenset(contract.state) | {"input"}
     seen: dict[str, tuple[ir.Expr, ...]] = {}
+    nested: dict[tuple[str, ...], tuple[tuple[ir.Expr, ...], tuple[ir.Expr, ...]]] = {}
     for effect in op.effects:
         if effect.value is None:
             continue
-        for node in ir.walk(effect.value):
-            if not isinstance(node, ir.IfExp) or not ir.free_names(node.test) <= readable:
+        for node, guard in _conditions(effect.value, ()):
+            if not ir.free_names(node.test) <= readable:
                 continue
-            text = to_source(node.test)
-            if text not in seen:
-                test = node.test
-                seen[text] = test.operands if isinstance(test, ir.BoolOp) and test.op == "and" else (test,)
-    return tuple(_branch(op.name, number, parts) for number, parts in enumerate(seen.values(), start=1))
+            parts = _parts(node.test)
+            seen.setdefault(to_source(node.test), parts)
+            if guard and all(ir.free_names(g) <= readable for g in guard):
+                nested.setdefault(tuple(to_source(e) for e in (*guard, node.test)), (guard, parts))
+    found = [(parts, ()) for parts in seen.values()] + [(parts, guard) for guard, parts in nested.values()]
+    return tuple(
+        _branch(op.name, number, parts, guard) for number, (parts, guard) in enumerate(found, start=1)
+    )
 
 
-def _branch(operation: str, number: int, parts: tuple[ir.Expr, ...]) -> Branch:
+def _conditions(node: ir.Expr, guard: tuple[ir.Expr, ...]) -> Any:
+    """Each ``IfExp`` below ``node`` with the tests of the ways that lead to it (pre-order);
+    a quantifier's body is its variable's, and nothing below it is a path of the call's."""
+    if isinstance(node, ir.IfExp):
+        yield node, guard
+        yield from _conditions(node.test, guard)
+        yield from _conditions(node.body, (*guard, node.test))
+        yield from _conditions(node.orelse, (*guard, ir.Unary("not", node.test)))
+        return
+    for child in ir.children(node):
+        yield from _conditions(child, () if isinstance(node, ir.Quant) else guard)
+
+
+def _parts(test: ir.Expr) -> tuple[ir.Expr, ...]:
+    return test.operands if isinstance(test, ir.BoolOp) and test.op == "and" else (test,)
+
+
+def _branch(
+    operation: str, number: int, parts: tuple[ir.Expr, ...], guard: tuple[ir.Expr, ...] = ()
+) -> Branch:
     tests = tuple(compile_expr(p) for p in parts)
-    fields = {f for part in parts for node in ir.walk(part) if (f := input_field(node)) is not None}
-    branch = Branch(operation, number, parts, tests, ())
+    fields = {
+        f for part in (*guard, *parts) for node in ir.walk(part) if (f := input_field(node)) is not None
+    }
+    branch = Branch(operation, number, parts, tests, (), guard, tuple(compile_expr(g) for g in guard))
     if len(fields) != 1:
         return branch
     field = fields.pop()

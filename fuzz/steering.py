@@ -414,16 +414,36 @@ def literals(contract: Contract) -> tuple[str, ...]:
 def _solve_for_field(side: ir.Expr, other: ir.Expr) -> tuple[str | None, ir.Expr]:
     """``(f, other)`` for a side ``input.f``; for ``x + input.f``, ``input.f + x`` and
     ``input.f - x`` the field with the other side moved over (``other - x``, ``other + x``):
-    ``loans[i].repaid + input.amount <= loans[i].amount`` bounds ``amount`` by what is left."""
-    field = input_field(side)
+    ``loans[i].repaid + input.amount <= loans[i].amount`` bounds ``amount`` by what is left. An
+    optional field read with its default (``input.f if "f" in input else 0``) is the field: the
+    points a customer redeems are bounded by the points they have, sent or not."""
+    field = _field_or_default(side)
     if field is not None or not isinstance(side, ir.BinOp) or side.op not in ("+", "-"):
         return field, other
-    left, right = input_field(side.left), input_field(side.right)
+    left, right = _field_or_default(side.left), _field_or_default(side.right)
     if left is not None and right is None:
         return left, ir.BinOp("-" if side.op == "+" else "+", other, side.right)
     if right is not None and left is None and side.op == "+":
         return right, ir.BinOp("-", other, side.left)
     return None, other
+
+
+def _field_or_default(node: ir.Expr) -> str | None:
+    """``f`` for ``input.f``, and for ``input.f if "f" in input else d`` (an optional field with
+    its default, where ``d`` reads no input), else None."""
+    if not isinstance(node, ir.IfExp):
+        return input_field(node)
+    test, field = node.test, input_field(node.body)
+    if (
+        field is not None
+        and isinstance(test, ir.Compare)
+        and test.op == "in"
+        and test.left == ir.Const(field)
+        and test.right == ir.Name("input")
+        and "input" not in ir.free_names(node.orelse)
+    ):
+        return field
+    return None
 
 
 __all__ = [

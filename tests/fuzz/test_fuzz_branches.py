@@ -83,3 +83,53 @@ def test_the_second_free_coffee_is_found_and_shrunk_to_nine_calls_and_the_correc
         assert PAST_CAP in summary.outcomes
     correct = fuzz(PUNCH, open_target(f"python:{IMPLS / 'punch_impl.py'}:Punch", PUNCH), seed=1)
     assert not correct.findings and PAST_CAP in correct.outcomes
+
+
+QUEUE = """\
+envfactory: "1"
+info: {title: A queue behind a seat, version: "1"}
+state:
+  seat: {type: [string, "null"], initial: null}
+  queue: {type: array, items: {type: string}, initial: []}
+operations:
+  take:
+    input: {type: object, properties: {who: {type: string}}, required: [who], additionalProperties: false}
+    effects:
+      - 'seat = input.who if seat == null else seat'
+      - 'queue = queue if seat == null else queue + [input.who]'
+  free:
+    input: {type: object, additionalProperties: false}
+    requires: [{check: 'seat != null', error: {status: 409, message: nobody seated}}]
+    effects:
+      - 'seat = queue[0] if len(queue) > 0 else null'
+      - 'queue = ([] if len(queue) < 2 else [queue[1]]) if len(queue) > 0 else queue'
+"""
+
+
+def test_a_condition_nested_in_a_way_through_another_counts_under_its_path(tmp_path: Path) -> None:
+    """``len(queue) < 2`` failing is a state of its own where the outer condition holds (a
+    second waiter left behind by a promotion): the nested condition is a branch a second time,
+    guarded by the path to it, its outcomes counted only on that path and planned for with it."""
+    import envfactory
+
+    (tmp_path / "queue.yaml").write_text(QUEUE, encoding="utf-8")
+    contract = envfactory.load(tmp_path / "queue.yaml")
+    free = branches(contract.operations["free"], contract)
+    assert [to_source_all(b.guard) for b in free] == [[], [], ["len(queue) > 0"]]
+    inner = free[-1]
+    assert inner.outcomes == ("free: condition 3 holds", "free: condition 3 fails")
+    two = {"seat": "a", "queue": ["b", "c"]}
+    assert inner.taken(two, {}) == "free: condition 3 fails"
+    assert inner.taken({"seat": "a", "queue": ["b"]}, {}) == "free: condition 3 holds"
+    assert inner.taken({"seat": "a", "queue": []}, {}) is None  # off its path: no outcome
+    # the planner's goal carries the path: two waiters behind the seat, then the free
+    goal = goal_of("free: condition 3 fails", contract)
+    assert goal is not None
+    (route,) = plan(contract, [goal], effort=10**9)
+    assert route.operations == ("take", "take", "take", "free")
+
+
+def to_source_all(exprs: Any) -> list[str]:
+    from envfactory.contracts.printer import to_source
+
+    return [to_source(e) for e in exprs]
