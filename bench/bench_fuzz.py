@@ -592,6 +592,35 @@ DEEP: dict[str, list[tuple[str, int]]] = {
         ("ResendUnrouted", 10),
         ("ResendNotCounted", 11),
     ],
+    # held out (session 24): written without reading the fuzzer, in shapes the others have less
+    # of (a first-come-first-served waitlist as a list field and a cancellation promoting its first
+    # waiter, a show's capacity reached exactly, a per-customer limit summed across shows, a ticket
+    # passed on between two distinct customers and refunded to its holder, a show's lifecycle with a
+    # branch to cancelled, a customer who leaves and signs up again, a box-office-wide limit)
+    "boxoffice": [
+        ("PromotedNotSeated", 7),
+        ("WaitlistAsStack", 8),
+        ("TransferKeepsHold", 7),
+        ("RefundToBuyer", 7),
+        ("PromoteOnCancelledShow", 8),
+        ("CancelledShowNotHeld", 8),
+        ("ReSignedPassed", 9),
+        ("CloseKeepsLive", 10),
+    ],
+    # held out (session 24): written without reading the fuzzer, in the shape a user reported
+    # (eight operations over customers, products and orders; two counters; invariants): ids the
+    # store assigns, a per-customer cap and a store-wide one reached exactly, points redeemed and
+    # earned with exact amounts, an order's whole lifecycle
+    "storefront": [
+        ("IdsPerCustomer", 5),
+        ("ExactPointsRefused", 5),
+        ("CapKeyedBySku", 6),
+        ("SharedBasket", 6),
+        ("ListPriceRefund", 7),
+        ("ReturnKeepsUsedPoints", 8),
+        ("RefundBeforeCheck", 8),
+        ("PaidCancelKeepsOpen", 9),
+    ],
 }
 CORRECT = {
     "library": "Library",
@@ -607,6 +636,8 @@ CORRECT = {
     "reviews": "Reviews",
     "auction": "Auction",
     "courier": "Courier",
+    "boxoffice": "BoxOffice",
+    "storefront": "Storefront",
 }
 
 
