@@ -42,6 +42,7 @@ from envfactory.trajectory import Step
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from envfactory.fuzz.branches import Branch
     from envfactory.fuzz.reach import Route
     from envfactory.fuzz.runner import Session
 
@@ -85,6 +86,9 @@ TURNED_ODDS = 3
 (``Case._turned``)."""
 TURNED_LOOKBACK = 8
 """How many of a case's latest accepted calls ``Case._turned`` looks at."""
+WAY_TRIES = 2
+"""Draws a valid-intent step makes after an accepted one, looking for an input that takes a way
+through the operation's effects no call took yet (``Case.valid``)."""
 AIM_ODDS = 4
 """One step in this many, where a live key makes a way through an operation's effects that no
 call took yet (``Session.aims``), calls that operation on that key (``Case._aimed``)."""
@@ -291,24 +295,38 @@ class Case:
 
     def valid(self, plan: OpPlan, src: Source, aim: tuple[str, Any] | None = None) -> None:
         """A call meant to be accepted: up to ``TRIES`` draws until the model accepts one
-        (``aim``: a key field and the key it names in every draw)."""
+        (``aim``: a key field and the key it names in every draw). Where the operation's effects
+        have a way through no call took yet, an accepted draw that does not take one gets up to
+        ``WAY_TRIES`` more draws to find one that does (an order that redeems the points its
+        customer holds, where most draws leave the optional field out)."""
         session = self.session
         value: Any = None
         expect: oracle.Expectation | None = None
         best: tuple[int, Any, oracle.Expectation] | None = None
-        for _ in range(TRIES):
+        ways = session.open_branches.get(plan.name) if aim is None else None
+        accepted: tuple[Any, oracle.Expectation] | None = None
+        tries = TRIES
+        while tries:
+            tries -= 1
             value = self.draw(plan, src, breaking=False)
             if aim is not None and isinstance(value, dict):
                 value[aim[0]] = aim[1]
             expect = oracle.judge(session.model, self.state, plan.op, value)
             if expect.accepted:
-                break
+                if not ways or self._new_way(ways, value):
+                    accepted = None
+                    break
+                if accepted is None:
+                    accepted, tries = (value, expect), WAY_TRIES
+                continue
             # every draw refused: send the one that got furthest through the requires (the
             # call just past a limit, with its keys live and its amounts covered)
             depth = _depth(plan.op, expect)
             if best is None or depth > best[0]:
                 best = (depth, value, expect)
         assert expect is not None
+        if accepted is not None:
+            value, expect = accepted  # no draw took a new way: the first accepted one
         if not expect.accepted:
             self.refused.add(plan.name)
             if session.mode == "valid":
@@ -316,6 +334,15 @@ class Case:
             assert best is not None
             _, value, expect = best
         self.send(plan.op, value, expect)
+
+    def _new_way(self, ways: Sequence[Branch], value: Any) -> bool:
+        """Whether a call with input ``value`` takes a way through the effects no call took yet."""
+        outcomes = self.session.outcomes
+        for branch in ways:
+            taken = branch.taken(self.state, value)
+            if taken is not None and taken not in outcomes:
+                return True
+        return False
 
     def _aimed(self, enabled: list[OpPlan], src: Source) -> tuple[OpPlan, tuple[str, Any]] | None:
         """An enabled operation, with a live key that takes a way through its effects no call

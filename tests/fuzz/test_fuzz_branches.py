@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from envfactory.contracts.semantics import Machine
 from envfactory.fuzz import oracle
 from envfactory.fuzz.branches import branches, find
@@ -133,3 +135,43 @@ def to_source_all(exprs: Any) -> list[str]:
     from envfactory.contracts.printer import to_source
 
     return [to_source(e) for e in exprs]
+
+
+TIPS = """\
+envfactory: "1"
+info: {title: Tips, version: "1"}
+state:
+  total: {type: integer, initial: 0}
+operations:
+  pay:
+    input:
+      type: object
+      properties: {amount: {type: integer, minimum: 1}, tip: {type: integer, minimum: 1}}
+      required: [amount]
+      additionalProperties: false
+    requires: [{check: 'total < 100', error: {status: 409, message: till full}}]
+    effects: ['total = total + input.amount + (input.tip if "tip" in input else 0)']
+"""
+
+
+def test_a_valid_step_draws_again_for_a_way_through_the_effects_no_call_took(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An accepted draw that leaves the optional tip out takes a way already covered: the step
+    draws again, and sends the draw with a tip; once that way is covered, the first accepted."""
+    import envfactory
+
+    (tmp_path / "tips.yaml").write_text(TIPS, encoding="utf-8")
+    contract = envfactory.load(tmp_path / "tips.yaml")
+    session = Session(contract, open_target("sim", contract), mode="valid", time_budget=None)
+    (pay,) = plans(session)
+    case = Case(session, replay=True)
+    case.send(contract.operations["pay"], {"amount": 1})  # the way without a tip is covered
+    assert "pay: condition 1 fails" in session.outcomes
+    draws = iter([{"amount": 2}, {"amount": 3, "tip": 1}, {"amount": 4}, {"amount": 5, "tip": 1}])
+    monkeypatch.setattr(Case, "draw", lambda self, plan, src, breaking: next(draws))
+    case.valid(pay, Seeded(0))
+    assert case.steps[-1].input == {"amount": 3, "tip": 1}
+    assert "pay: condition 1 holds" in session.outcomes
+    case.valid(pay, Seeded(0))  # every way covered: the first accepted draw goes
+    assert case.steps[-1].input == {"amount": 4}
