@@ -245,7 +245,11 @@ class Case:
             # a producer of a collection that lost a key in this case is offered twice (it makes
             # that key again three times in eight: see ``_keys``)
             enabled += [p for p in enabled if any(self._gone(c) for c in p.steer.makes & self.dropped.keys())]
-        if session.aims and src.index(AIM_ODDS) == AIM_ODDS - 1 and (aimed := self._aimed(enabled, src)):
+        if (
+            session.round_aims
+            and src.index(AIM_ODDS) == AIM_ODDS - 1
+            and (aimed := self._aimed(enabled, src))
+        ):
             self.previous = aimed[0]
             self.valid(aimed[0], src, aimed[1])
             return
@@ -303,7 +307,7 @@ class Case:
         value: Any = None
         expect: oracle.Expectation | None = None
         best: tuple[int, Any, oracle.Expectation] | None = None
-        ways = session.open_branches.get(plan.name) if aim is None else None
+        ways = session.round_ways.get(plan.name) if aim is None else None
         accepted: tuple[Any, oracle.Expectation] | None = None
         tries = TRIES
         while tries:
@@ -337,7 +341,7 @@ class Case:
 
     def _new_way(self, ways: Sequence[Branch], value: Any) -> bool:
         """Whether a call with input ``value`` takes a way through the effects no call took yet."""
-        outcomes = self.session.outcomes
+        outcomes = self.session.round_outcomes
         for branch in ways:
             taken = branch.taken(self.state, value)
             if taken is not None and taken not in outcomes:
@@ -350,7 +354,7 @@ class Case:
         through may be the one such a call needs, and a call drawn at random rarely names the
         one record in it. None where there is none."""
         state = self.state
-        aims = self.session.aims
+        aims = self.session.round_aims
         found: list[tuple[OpPlan, str, Any]] = []
         for plan in enabled:
             if plan.name not in aims:

@@ -31,7 +31,7 @@ from envfactory.contracts.model import Contract, Operation
 from envfactory.contracts.semantics import Machine, require_valid_start
 from envfactory.contracts.state import initial_state
 from envfactory.contracts.values import FrozenMap
-from envfactory.fuzz.branches import branches
+from envfactory.fuzz.branches import Branch, branches
 from envfactory.fuzz.corpus import Call, Corpus
 from envfactory.fuzz.findings import KINDS, Finding, FindingError, Findings, Key
 from envfactory.fuzz.oracle import Expectation
@@ -330,6 +330,13 @@ class Session:
         Hypothesis replays a case's choices and needs them to mean the same thing each time."""
         self.rarity: tuple[float, ...] = ()
         """The published entries' cumulative weights, newest first (``Corpus.rarity``)."""
+        self.round_ways: dict[str, tuple[Branch, ...]] = {}
+        """``open_branches`` as the round began (``publish``): what a step reads of the ways
+        not yet covered, fixed for a round like the corpus entries."""
+        self.round_outcomes: frozenset[str] = frozenset()
+        """The clause outcomes covered as the round began (``publish``)."""
+        self.round_aims: dict[str, tuple[tuple[str, Compiled], ...]] = {}
+        """``aims`` as the round began (``publish``)."""
         self.round_start = 0
         self.epoch_over = False
         self.stale = False
@@ -367,6 +374,18 @@ class Session:
         """The name of the clause outcome ``route`` was planned for."""
         named = next((outcome for goal, outcome in self.goals if goal == route.goal), None)
         return named or f"{route.operations[-1]}: accepted"
+
+    def publish(self) -> None:
+        """Fix for the round about to begin what its steps read of the run so far: the corpus
+        entries, and the ways through the effects and the outcomes not yet covered. Hypothesis
+        replays a case's choices (to shrink it, to check it fails again) and needs them to draw
+        the same calls each time; a step that drew once more because a way was still open, and
+        not on the replay because another case covered it since, is a flaky test case to it."""
+        self.published = tuple(self.corpus.entries)
+        self.rarity = self.corpus.rarity()
+        self.round_ways = dict(self.open_branches)
+        self.round_outcomes = frozenset(self.outcomes)
+        self.round_aims = dict(self.aims)
 
     def begin_case(self) -> None:
         if self.reach_at is not None and self.first_case is None:
@@ -613,8 +632,7 @@ def fuzz(
             # shrank a finding do not count), all of them under a budget
             left = examples if by_budget else max(examples - searched, 1)
             start = session.round_start = session.test_cases
-            session.published = tuple(session.corpus.entries)
-            session.rarity = session.corpus.rarity()
+            session.publish()
             session.may_lengthen = session.stateful and length < steps * LONGER
             config = run_settings(left, database, multiple=multiple, steps=length)
             before = len(session.findings.by_key)
