@@ -51,6 +51,10 @@ class Branch:
     """The tests of the conditions it is nested in, each as the way to it takes it (the test,
     or ``not`` the test for an ``else``): its outcomes count only where all of them hold."""
     guards: tuple[Compiled, ...] = attrs.field(default=(), eq=False, repr=False)
+    drawn: bool = attrs.field(default=False, eq=False)
+    """Whether the input's own values decide it (``"points" in input``, ``input.qty > 2``), not
+    only the records its key fields name: only then may another draw of the same call take
+    another way (``machine.Case.valid``)."""
 
     @property
     def outcomes(self) -> tuple[str, ...]:
@@ -133,12 +137,25 @@ def _branch(
     fields = {
         f for part in (*guard, *parts) for node in ir.walk(part) if (f := input_field(node)) is not None
     }
-    branch = Branch(operation, number, parts, tests, (), guard, tuple(compile_expr(g) for g in guard))
+    drawn = any(_reads_value(part) for part in (*guard, *parts))
+    branch = Branch(operation, number, parts, tests, (), guard, tuple(compile_expr(g) for g in guard), drawn)
     if len(fields) != 1:
         return branch
     field = fields.pop()
     aims = tuple((field, compile_expr(branch.condition(o))) for o in branch.outcomes)
     return attrs.evolve(branch, aims=aims)
+
+
+def _reads_value(node: ir.Expr) -> bool:
+    """Whether ``node`` reads an input field as a value, or tests one's presence; a field used
+    as a key (``lots[input.lot]``) names a record, whose fields the state decides."""
+    if isinstance(node, ir.Index) and input_field(node.key) is not None:
+        return _reads_value(node.obj)
+    if input_field(node) is not None:
+        return True
+    if isinstance(node, ir.Compare) and node.op in ("in", "not in") and node.right == ir.Name("input"):
+        return True
+    return any(_reads_value(child) for child in ir.children(node))
 
 
 def find(contract: Contract, outcome: str) -> tuple[Branch, str] | None:

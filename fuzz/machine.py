@@ -302,12 +302,14 @@ class Case:
         (``aim``: a key field and the key it names in every draw). Where the operation's effects
         have a way through no call took yet, an accepted draw that does not take one gets up to
         ``WAY_TRIES`` more draws to find one that does (an order that redeems the points its
-        customer holds, where most draws leave the optional field out)."""
+        customer holds, where most draws leave the optional field out), where the input's own
+        values decide the way (``Branch.drawn``): a way the named record's fields decide is the
+        aimed steps' business, and draws again for it would only cost calls."""
         session = self.session
         value: Any = None
         expect: oracle.Expectation | None = None
         best: tuple[int, Any, oracle.Expectation] | None = None
-        ways = session.round_ways.get(plan.name) if aim is None else None
+        ways = [b for b in session.round_ways.get(plan.name, ()) if b.drawn] if aim is None else None
         accepted: tuple[Any, oracle.Expectation] | None = None
         tries = TRIES
         while tries:

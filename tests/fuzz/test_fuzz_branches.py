@@ -33,6 +33,7 @@ def test_each_way_through_an_effect_condition_is_a_clause_outcome() -> None:
     assert branch.taken({"cards": {"c": {"punches": 3, "free": 1}}}, {"card": "c"}) == ways[2]
     assert branch.taken({"cards": card}, {"card": "missing"}) is None  # not evaluable: no outcome
     assert find(PUNCH, "punch: accepted") is None and find(PUNCH, "punch: condition 2 holds") is None
+    assert not branch.drawn  # the card the key names decides it, not a value another draw may change
 
 
 def test_the_solver_plans_to_a_way_through_an_effect_no_requires_asks_for() -> None:
@@ -168,6 +169,7 @@ def test_a_valid_step_draws_again_for_a_way_through_the_effects_no_call_took(
     contract = envfactory.load(tmp_path / "tips.yaml")
     session = Session(contract, open_target("sim", contract), mode="valid", time_budget=None)
     (pay,) = plans(session)
+    assert all(b.drawn for b in branches(contract.operations["pay"], contract))  # the tip's presence
     case = Case(session, replay=True)
     case.send(contract.operations["pay"], {"amount": 1})  # the way without a tip is covered
     assert "pay: condition 1 fails" in session.outcomes
