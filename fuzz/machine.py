@@ -309,7 +309,7 @@ class Case:
         value: Any = None
         expect: oracle.Expectation | None = None
         best: tuple[int, Any, oracle.Expectation] | None = None
-        ways = [b for b in session.round_ways.get(plan.name, ()) if b.drawn] if aim is None else None
+        ways = session.round_ways.get(plan.name) if aim is None else None
         accepted: tuple[Any, oracle.Expectation] | None = None
         tries = TRIES
         while tries:

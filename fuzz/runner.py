@@ -331,8 +331,9 @@ class Session:
         self.rarity: tuple[float, ...] = ()
         """The published entries' cumulative weights, newest first (``Corpus.rarity``)."""
         self.round_ways: dict[str, tuple[Branch, ...]] = {}
-        """``open_branches`` as the round began (``publish``): what a step reads of the ways
-        not yet covered, fixed for a round like the corpus entries."""
+        """``open_branches`` as the round began (``publish``), those the input's own values
+        decide (``Branch.drawn``): the ways a valid step draws again for, fixed for a round like
+        the corpus entries."""
         self.round_outcomes: frozenset[str] = frozenset()
         """The clause outcomes covered as the round began (``publish``)."""
         self.round_aims: dict[str, tuple[tuple[str, Compiled], ...]] = {}
@@ -383,7 +384,11 @@ class Session:
         not on the replay because another case covered it since, is a flaky test case to it."""
         self.published = tuple(self.corpus.entries)
         self.rarity = self.corpus.rarity()
-        self.round_ways = dict(self.open_branches)
+        self.round_ways = {
+            name: drawn
+            for name, ways in self.open_branches.items()
+            if (drawn := tuple(b for b in ways if b.drawn))
+        }
         self.round_outcomes = frozenset(self.outcomes)
         self.round_aims = dict(self.aims)
 
