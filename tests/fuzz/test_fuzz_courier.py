@@ -143,7 +143,6 @@ MINIMAL = {
 class TestCourier(HeldOutSet):
     name, module, correct = "courier", courier_impl, "Courier"
     traces, minimal = TRACES, MINIMAL
-    examples = 100
 
     def test_the_planted_network_breaks_the_contract_on_its_trace(self, bug: str) -> None:
         assert verdicts("courier", bug, TRACES[bug]) != ["valid"]

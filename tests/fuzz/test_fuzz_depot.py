@@ -88,4 +88,4 @@ def test_each_planted_bug_shows_at_its_stated_depth(bug: str) -> None:
 
 
 def test_the_correct_depot_has_no_finding() -> None:
-    assert findings("depot", "Depot", 1000) == ()
+    assert findings("depot", "Depot", 300) == ()

@@ -116,7 +116,6 @@ MINIMAL = {
 class TestStorefront(HeldOutSet):
     name, module, correct = "storefront", storefront_impl, "Storefront"
     traces, minimal = TRACES, MINIMAL
-    examples = 100
 
     def test_the_planted_store_breaks_the_contract_on_its_trace(self, bug: str) -> None:
         assert verdicts("storefront", bug, TRACES[bug]) != ["valid"]

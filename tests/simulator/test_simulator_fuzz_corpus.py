@@ -19,6 +19,7 @@ COMPOSED = Path(__file__).parent / "composed_openapi.yaml"
 DOCUMENTS = sorted([*(ROOT / "tests" / "realworld" / "corpus").glob("*.yaml"), COMPOSED])
 
 
+@pytest.mark.usefixtures("light_planner")
 @pytest.mark.parametrize("path", DOCUMENTS, ids=lambda p: p.name)
 def test_fuzzing_the_simulator_finds_nothing(path: Path) -> None:
     contract = envfactory.load(path)

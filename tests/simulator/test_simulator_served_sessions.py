@@ -77,7 +77,7 @@ def _invalid(rng: random.Random, value: Any) -> Any:
 @pytest.mark.parametrize("path", CONTRACTS, ids=lambda p: p.name)
 @given(seed=st.integers(0, 2**31 - 1), calls=st.integers(1, 25))
 @settings(
-    max_examples=12,
+    max_examples=8,
     derandomize=True,
     database=None,
     deadline=None,
