@@ -36,7 +36,7 @@ pytestmark = pytest.mark.timeout(1800)  # a hang guard only: runs end by example
 sys.path.insert(0, str(IMPLS))
 
 import boxoffice_impl  # noqa: E402
-from heldout import Call, HeldOutSet, verdicts  # noqa: E402
+from heldout import Call, HeldOutSet  # noqa: E402
 
 
 def signup(name: str = "s") -> Call:
@@ -135,6 +135,3 @@ MINIMAL = {
 class TestBoxOffice(HeldOutSet):
     name, module, correct = "boxoffice", boxoffice_impl, "BoxOffice"
     traces, minimal = TRACES, MINIMAL
-
-    def test_the_planted_box_office_breaks_the_contract_on_its_trace(self, bug: str) -> None:
-        assert verdicts("boxoffice", bug, TRACES[bug]) != ["valid"]
