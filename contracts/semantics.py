@@ -14,6 +14,7 @@ from typing import Any
 
 import attrs
 
+from envfactory.contracts import ir
 from envfactory.contracts import state as S
 from envfactory.contracts.errors import EnvfactoryError, EvaluationError, Location, UsageError
 from envfactory.contracts.evaluator import Env, compile_expr
@@ -92,7 +93,8 @@ class Machine:
         self._effects: dict[str, list[_CompiledEffect]] = {
             name: [_CompiledEffect(e) for e in op.effects] for name, op in contract.operations.items()
         }
-        self._invariants = contract.invariants
+        self._invariants = tuple((clause, ir.free_names(clause.expr)) for clause in contract.invariants)
+        """Each invariant with the state names it reads."""
 
     # -- states ---------------------------------------------------------------------------------
 
@@ -156,9 +158,16 @@ class Machine:
                 return failure
         return None
 
-    def check_invariants(self, state: FrozenMap) -> Failure | None:
+    def check_invariants(self, state: FrozenMap, before: FrozenMap | None = None) -> Failure | None:
+        """The first invariant ``state`` breaks. With ``before``, a state every invariant holds in
+        (the pre-state of an accepted call), an invariant none of whose names changed (by
+        identity: a write makes a new value) holds still and is not evaluated again: most calls
+        of a fuzz run read, or write one collection of several (a fifth of the fuzzer's time on
+        the auction's eight invariants was spent on ones the call could not have changed)."""
         env = Env(state)
-        for clause in self._invariants:
+        for clause, reads in self._invariants:
+            if before is not None and all(state.get(n) is before.get(n) for n in reads):
+                continue
             failure = self._clause_failure("invariant", clause, env, None)
             if failure is not None:
                 return failure

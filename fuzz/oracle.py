@@ -154,7 +154,7 @@ def check_accepted(
     failure = machine.check_ensures(post, op, value, output)
     if failure is not None:
         return post, Verdict("postcondition", failure.message, failure)
-    failure = machine.check_invariants(post)
+    failure = machine.check_invariants(post, before=state)  # the model's states all hold them
     if failure is not None:
         return post, Verdict("invariant", failure.message, failure)
     return post, None

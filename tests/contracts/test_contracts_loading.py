@@ -271,3 +271,27 @@ def test_unhashable_keys_are_evaluation_failures_not_crashes(tmp_path: Path) -> 
         assert machine.check_requires(state, add, value) is None  # `not (k in items)` holds
         failure = machine.effect_failure(state, add, value, None)
         assert "keyed by integers or strings" in failure.message
+
+
+def test_an_invariant_whose_names_did_not_change_is_not_evaluated_again(tmp_path: Path) -> None:
+    """``check_invariants(post, before=pre)`` takes ``pre`` to hold every invariant (the fuzzer's
+    model states do): an invariant none of whose names changed is skipped, one whose name was
+    written is evaluated, and without ``before`` every one is."""
+    from envfactory.contracts import Machine
+
+    text = (
+        'envfactory: "1"\ninfo: {title: Two, version: "1"}\n'
+        "state:\n  a: {type: integer, initial: 0}\n  b: {type: integer, initial: 0}\n"
+        "operations:\n  setb:\n    input: {type: object, properties: {v: {type: integer}}, required: [v]}\n"
+        "    effects: [b = input.v]\n"
+        "invariants: [a >= 0, b >= 0]\n"
+    )
+    contract = envfactory.load(write(tmp_path, text))
+    machine = Machine(contract)
+    setb = contract.operations["setb"]
+    broken = machine.initial_state({"a": -1})  # breaks `a >= 0`: never a model state, a probe
+    post = machine.apply(broken, setb, {"v": 2})
+    assert machine.check_invariants(post, before=broken) is None  # `a` unchanged: skipped
+    assert machine.check_invariants(post).clause_text == "a >= 0"
+    worse = machine.apply(broken, setb, {"v": -3})
+    assert machine.check_invariants(worse, before=broken).clause_text == "b >= 0"  # `b` written
