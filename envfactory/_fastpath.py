@@ -75,6 +75,14 @@ class Invariant:
     per_key: PerKey | None
 
 
+def invariants_of(contract: Contract) -> tuple[Invariant, ...]:
+    """The contract's invariants, each with the state it reads and its per-key probe."""
+    state = frozenset(contract.state)
+    return tuple(
+        Invariant(c, ir.free_names(c.expr) & state, per_key_probe(c, state)) for c in contract.invariants
+    )
+
+
 @attrs.frozen(slots=True)
 class PerKey:
     """``all(body for k in c)`` checked one key at a time: ``body`` is the body with ``k`` read

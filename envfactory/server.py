@@ -42,14 +42,13 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from envfactory._fastpath import (
-    Invariant,
     broken_invariant,
+    invariants_of,
     monotone_rechecks,
     moved,
-    per_key_probe,
     rechecks,
 )
-from envfactory.contracts import httpcodec, ir
+from envfactory.contracts import httpcodec
 from envfactory.contracts._validate import SchemaValidator
 from envfactory.contracts.errors import EnvfactoryError, EvaluationError, TrajectoryError
 from envfactory.contracts.evaluator import Compiled, Env, compile_expr
@@ -96,10 +95,7 @@ class _Rechecks:
     simulator checks whole whenever the state is not the one its last check passed."""
 
     def __init__(self, contract: Contract) -> None:
-        state = frozenset(contract.state)
-        invariants = tuple(
-            Invariant(c, ir.free_names(c.expr) & state, per_key_probe(c, state)) for c in contract.invariants
-        )
+        invariants = invariants_of(contract)
         self.plans: dict[str, tuple[Any, tuple[tuple[str, Compiled], ...]]] = {}
         self.monotone: dict[str, tuple[Any, tuple[tuple[str, int], ...]]] = {}
         for name, op in contract.operations.items():

@@ -38,8 +38,8 @@ from envfactory._fastpath import (
     complete_output,
     failing,
     holds,
+    invariants_of,
     monotone_rechecks,
-    per_key_probe,
     raw_test,
     rechecks,
 )
@@ -281,11 +281,8 @@ class Verifier:
         # invariant holding: ``check``'s short way (set by the first such trajectory's full run)
         self._plain: FrozenMap | None = None
         self._solver: Any = None  # envfactory.solver.deadline.Worker, started at the first need
-        state = frozenset(contract.state)
         keyed_vars = collection_vars(contract)
-        self.invariants: tuple[Invariant, ...] = tuple(
-            Invariant(c, ir.free_names(c.expr) & state, per_key_probe(c, state)) for c in contract.invariants
-        )
+        self.invariants: tuple[Invariant, ...] = invariants_of(contract)
         self.plans: dict[str, Plan] = {
             name: _with_step(
                 Plan(
