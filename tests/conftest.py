@@ -38,3 +38,12 @@ def light_planner(monkeypatch: pytest.MonkeyPatch) -> None:
     from envfactory.fuzz import runner
 
     monkeypatch.setattr(runner, "REACH_TIMEOUT", 3.0)
+
+
+@pytest.fixture
+def no_planner(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fuzz run bounded by examples that never stops to ask the solver for prefixes: for tests
+    of what the search reaches alone, or of something the prefixes do not touch (the wire)."""
+    from envfactory.fuzz import runner
+
+    monkeypatch.setattr(runner, "REACH_SHARE", 2.0)

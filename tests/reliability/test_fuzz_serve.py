@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 
 import envfactory
-from envfactory.fuzz import runner
 from envfactory.fuzz.runner import fuzz
 from envfactory.fuzz.targets import HttpTarget
 from envfactory.server import running
@@ -29,11 +28,9 @@ CONTRACTS = sorted(
 PETSTORE_V3 = ROOT / "tests" / "realworld" / "corpus" / "swagger-petstore-v3.yaml"
 
 
-@pytest.fixture(autouse=True)
-def _no_planner(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The solver's prefixes are left out: what these tests check is the wire, and planning took
-    most of their time (38 of 45 seconds for Box's 296 operations)."""
-    monkeypatch.setattr(runner, "REACH_SHARE", 2.0)  # never stop to ask the solver
+# the solver's prefixes are left out: what these tests check is the wire, and planning took most
+# of their time (38 of 45 seconds for Box's 296 operations)
+pytestmark = pytest.mark.usefixtures("no_planner")
 
 
 @pytest.mark.timeout(600)
