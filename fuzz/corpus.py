@@ -314,6 +314,7 @@ class Corpus:
     __slots__ = (
         "affixes",
         "atoms",
+        "born",
         "by_collection",
         "cache",
         "entries",
@@ -323,11 +324,19 @@ class Corpus:
         "seen",
         "states",
         "words",
+        "young",
     )
 
     def __init__(self, contract: Contract | None = None) -> None:
         self.seen: dict[Feature, int] = {}
-        """Every feature shown so far, with how many accepted calls showed it."""
+        """Every feature shown so far, with how many accepted calls showed it (negated for one
+        first shown in the current round: ``young``)."""
+        self.born: list[Feature] = []
+        """The features first shown in the current round (``settle``)."""
+        self.young = False
+        """Whether the last call (``novel``) showed a feature first shown in the current round:
+        the rare state change a read should follow (``Case.send``). Unlike ``fresh`` it reads
+        the same when Hypothesis replays a case of the round, as the steering must."""
         self.fresh: list[Feature] = []
         """The features the last call showed first (``novel``, ``remade``)."""
         self.entries: list[tuple[Call, ...]] = []
@@ -354,6 +363,7 @@ class Corpus:
     def novel(self, state: Mapping[str, Any], names: Iterable[str]) -> bool:
         """Count the features of the variables ``names`` in ``state``; whether any is new."""
         self.fresh = []
+        self.young = False
         count = self._count
         for name in names:
             value = state.get(name)
@@ -373,7 +383,12 @@ class Corpus:
             hits = seen.get(feature)
             if hits is None:
                 self.fresh.append(feature)
-                seen[feature] = 1
+                self.born.append(feature)
+                self.young = True
+                seen[feature] = -1  # first shown this round
+            elif hits < 0:
+                self.young = True
+                seen[feature] = hits - 1
             else:
                 seen[feature] = hits + 1
 
@@ -414,6 +429,13 @@ class Corpus:
         self._count((feature,))
         return bool(self.fresh)
 
+    def settle(self) -> None:
+        """A round begins: the features first shown in the one before are no longer young."""
+        seen = self.seen
+        for feature in self.born:
+            seen[feature] = -seen[feature]
+        self.born = []
+
     def add(self, calls: list[Call], state: Mapping[str, Any]) -> None:
         """Keep ``calls``, which showed the features ``fresh`` holds first in ``state``, as an
         entry."""
@@ -440,7 +462,7 @@ class Corpus:
         """Per entry, the sum over the features it showed first of one over how many calls have
         shown each since (``rarity``)."""
         seen = self.seen
-        return [sum(1.0 / seen[feature] for feature in news) for news in self.news]
+        return [sum(1.0 / abs(seen[feature]) for feature in news) for news in self.news]
 
 
 __all__ = [

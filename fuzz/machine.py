@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 from hypothesis.errors import HypothesisException
 from hypothesis.stateful import RuleBasedStateMachine, rule
 
+from envfactory.contracts import ir
 from envfactory.contracts.errors import EvaluationError
 from envfactory.contracts.evaluator import Env
 from envfactory.contracts.model import Operation
@@ -92,6 +93,10 @@ through the operation's effects no call took yet (``Case.valid``)."""
 AIM_ODDS = 4
 """One step in this many, where a live key makes a way through an operation's effects that no
 call took yet (``Session.aims``), calls that operation on that key (``Case._aimed``)."""
+READ_ODDS = 2
+"""After a call that showed a state feature new in the round (and after a corpus entry or a
+planned prefix replayed), the next step reads back a record it changed one time in this many
+(``Case.unread``)."""
 ABSENT_ODDS = 2
 """A key field the input schema does not require is left out one time in this many, as the
 schema's generator leaves out any other optional field: its absence is a case of its own
@@ -140,6 +145,11 @@ class OpPlan:
             self.key_gens = {}
 
 
+Read = tuple[OpPlan, str | None, Any]
+"""A read operation, and the key field it names with the key (None, None: a read that takes no
+key) (``Case.unread``)."""
+
+
 def _depth(op: Operation, expect: oracle.Expectation) -> int:
     """How far a refused call got: the index of the requires that refused it (-1: its schema)."""
     if expect.kind == "precondition" and expect.clause is not None:
@@ -171,6 +181,7 @@ class Case:
         "pool",
         "previous",
         "probes",
+        "reading",
         "refused",
         "replaying",
         "seen",
@@ -178,6 +189,7 @@ class Case:
         "started",
         "state",
         "steps",
+        "unread",
     )
 
     def __init__(self, session: Session, *, replay: bool = False) -> None:
@@ -212,6 +224,15 @@ class Case:
         """In a replay, the records (collection, key) the last accepted call changed, of
         collections some read operation takes a key of: what a read would show wrong first
         (``shrink.explained``)."""
+        self.unread: tuple[Read, ...] = ()
+        """Reads of what the last accepted call changed (a read operation and the key it
+        names), where that call showed a state feature new in the round or ended a replayed
+        corpus entry or planned prefix: a target whose bug corrupts its own state at a rare
+        change (the seats given back to the last waiter, not the first) answers that call
+        right, and only a read shows it. A step drawn at random reads the changed record
+        with the right operation once in dozens; the next step here does half the time."""
+        self.reading = False
+        """Whether the call being sent ends a replayed entry or prefix (``unread``)."""
         self.replaying = replay
         self.started = False
         self.previous: OpPlan | None = None
@@ -236,6 +257,13 @@ class Case:
             entries = session.published
             if entries and src.index(CORPUS_ODDS) != CORPUS_ODDS - 1:
                 self.resume(plans, entries[-1 - self._entry(src, len(entries))])
+        if self.unread:
+            unread, self.unread = self.unread, ()
+            if src.index(READ_ODDS) == READ_ODDS - 1:
+                plan, field, key = unread[src.index(len(unread))]
+                self.previous = plan
+                self.valid(plan, src, None if field is None else (field, key))
+                return
         enabled = [p for p in plans if p.steer.possible(self.state)]
         if self.off:
             enabled = [p for p in enabled if p.name not in self.off] or enabled
@@ -245,6 +273,10 @@ class Case:
             # a producer of a collection that lost a key in this case is offered twice (it makes
             # that key again three times in eight: see ``_keys``)
             enabled += [p for p in enabled if any(self._gone(c) for c in p.steer.makes & self.dropped.keys())]
+        if session.stateful and 0 < sum(1 for p in enabled if p.op.effects) < len(enabled):
+            # an operation that changes the state weighs twice a read: a case's steps build its
+            # depth, and what a change did is read back where it showed something new (``unread``)
+            enabled = [q for p in enabled for q in ((p, p) if p.op.effects else (p,))]
         if (
             session.round_aims
             and src.index(AIM_ODDS) == AIM_ODDS - 1
@@ -639,13 +671,16 @@ class Case:
         session = self.session
         ops = session.contract.operations
         by_name = {plan.name: plan for plan in plans}
-        for name, value in entry:
+        last = len(entry) - 1
+        for index, (name, value) in enumerate(entry):
             op = ops[name]
             expect = oracle.judge(session.model, self.state, op, value)
             if not expect.accepted:
                 return
+            self.reading = index == last  # the call that showed something new: read it back
             self.send(op, value, expect)
             self.previous = by_name.get(name)
+        self.reading = False
 
     def follow(self, plans: list[OpPlan], route: Route, src: Source) -> None:
         """Call the operations of a planned prefix in order: half the time each with the input
@@ -665,6 +700,7 @@ class Case:
             if index < route.recorded:
                 continue
             plan = by_name[name]
+            self.reading = index == last  # the call that reached the goal: read it back
             if value is not None:
                 expect = oracle.judge(self.session.model, self.state, plan.op, value)
                 wanted = index == last and route.refused and self.session.mode == "adversarial"
@@ -672,6 +708,7 @@ class Case:
                     self.send(plan.op, value, expect)
                     continue
             self.valid(plan, src)
+        self.reading = False
 
     # -- sending it ----------------------------------------------------------------------------
 
@@ -708,10 +745,13 @@ class Case:
                     self.refused.clear()
                 self.state = post
                 self.accepted.append((op.name, value))
-                if session.corpus.novel(post, session.state_writes[op.name]) and not self.replaying:
-                    session.corpus.add(self.accepted, post)
-                readers = session.readers if self.replaying else {}  # read by replays alone
+                corpus = session.corpus
+                if corpus.novel(post, session.state_writes[op.name]) and not self.replaying:
+                    corpus.add(self.accepted, post)
+                watch = not self.replaying and (corpus.young or self.reading)
+                readers = session.readers if self.replaying or watch else {}
                 changed: list[tuple[str, Any]] = []
+                touched: list[str] = []
                 for name in session.writes[op.name]:
                     self._remember(name, post.get(name))
                     before = state.get(name)
@@ -725,7 +765,9 @@ class Case:
                     if name in readers and after:
                         old = before or {}
                         changed += [(name, k) for k, record in after.items() if old.get(k) is not record]
+                    touched.append(name)
                 self.changed = tuple(changed)
+                self.unread = self._reads(changed, touched) if watch else ()
                 self._remember_values(value, response.output)
                 return
         else:
@@ -753,6 +795,24 @@ class Case:
         if not self.replaying:  # a replay reports to the shrinker alone
             session.found(finding)
         raise error_for(finding)
+
+    def _reads(self, changed: Sequence[tuple[str, Any]], touched: Sequence[str]) -> tuple[Read, ...]:
+        """The reads of what a call changed: each read operation of a ``changed`` record's
+        collection, with its key field naming it; each read that takes no key whose ensures
+        read a ``touched`` state variable (a count of the open tickets)."""
+        session = self.session
+        reads: list[Read] = []
+        for collection, key in changed:
+            for plan in session.readers.get(collection, ()):
+                reads.extend(
+                    (plan, k.field, key)
+                    for k in plan.steer.keys
+                    if k.collection == collection and not k.fresh
+                )
+        whole = session.whole_readers
+        for plan in dict.fromkeys(plan for name in touched for plan in whole.get(name, ())):
+            reads.append((plan, None, None))
+        return tuple(reads)
 
     def _records(self, op: str, name: str, before: Any, after: Any, state: FrozenMap) -> None:
         """Count the records of collection ``name`` a call changed (``history``); a key made
@@ -810,10 +870,19 @@ def plans(session: Session) -> list[OpPlan]:
     ops = [OpPlan(op, session, crowd) for op in session.contract.operations.values()]
     readers: dict[str, list[OpPlan]] = {}
     for plan in ops:
+        if plan.op.effects or not plan.op.ensures:
+            continue
         for key in plan.steer.keys:
-            if not key.fresh and not plan.op.effects and plan.op.ensures:
+            if not key.fresh:
                 readers.setdefault(key.collection, []).append(plan)
     session.readers = readers
+    whole: dict[str, list[OpPlan]] = {}
+    for plan in ops:
+        if not plan.op.effects and plan.op.ensures and not plan.steer.keys:
+            read = frozenset().union(*(ir.free_names(c.expr) for c in plan.op.ensures))
+            for name in sorted(read & session.contract.state.keys()):
+                whole.setdefault(name, []).append(plan)
+    session.whole_readers = whole
     return ops
 
 

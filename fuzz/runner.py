@@ -353,6 +353,9 @@ class Session:
         self.state_writes = {name: tuple(sorted(op.writes)) for name, op in closed.operations.items()}
         self.readers: dict[str, list[Any]] = {}
         """Per collection, the plans of the read operations that take a key of it (``machine.plans``)."""
+        self.whole_readers: dict[str, list[Any]] = {}
+        """Per state variable, the plans of the read operations that take no key and whose
+        ensures read it (``machine.plans``)."""
         self.slow: dict[str, dict[str, Response]] = {}
         # a call's cost: CPU time where it runs in this process (the same on a loaded machine, so
         # the same seed memoizes the same calls), wall time where it runs elsewhere
@@ -382,6 +385,7 @@ class Session:
         replays a case's choices (to shrink it, to check it fails again) and needs them to draw
         the same calls each time; a step that drew once more because a way was still open, and
         not on the replay because another case covered it since, is a flaky test case to it."""
+        self.corpus.settle()
         self.published = tuple(self.corpus.entries)
         self.rarity = self.corpus.rarity()
         self.round_ways = {

@@ -108,9 +108,9 @@ def test_swarm_cases_leave_operations_out_and_all_stay_callable(monkeypatch: pyt
     seen: list[frozenset[str]] = []
     original = machine.Case.valid
 
-    def valid(self: Case, plan: machine.OpPlan, src: Source) -> None:
+    def valid(self: Case, plan: machine.OpPlan, src: Source, aim: Any = None) -> None:
         seen.append(self.off)
-        original(self, plan, src)
+        original(self, plan, src, aim)
 
     monkeypatch.setattr(machine.Case, "valid", valid)
     target = open_target(f"python:{IMPLS / 'depot_impl.py'}:Depot", DEPOT)
@@ -702,3 +702,67 @@ def test_a_route_planned_in_a_worker_has_the_same_inputs_whatever_was_asked_befo
     again = planned()
     assert [(r.operations, r.inputs) for r in again] == [(r.operations, r.inputs) for r in first]
     assert [len(r.operations) for r in first] == [3, 4, 7] and all(r.inputs for r in first)
+
+
+def test_a_feature_is_young_in_the_round_it_first_showed() -> None:
+    """``Corpus.young`` reads the same when a case of the round is replayed (the feature shown
+    first, or again in the same round), and no longer after the round: the steering that
+    follows it must draw the same calls when Hypothesis replays a case."""
+    from envfactory.fuzz.corpus import Corpus
+
+    corpus = Corpus(envfactory.load(IMPLS / "auction.yaml"))
+    corpus.novel({"clock": 0, "lots": {}}, ["clock", "lots"])
+    corpus.settle()
+    assert corpus.novel({"clock": 7}, ["clock"]) and corpus.young
+    assert not corpus.novel({"clock": 7}, ["clock"]) and corpus.young  # a replay in the round
+    assert not corpus.novel({"clock": 0}, ["clock"]) and not corpus.young  # an earlier round's
+    corpus.settle()
+    assert not corpus.novel({"clock": 7}, ["clock"]) and not corpus.young
+    assert corpus.seen[("clock", 7)] == 3  # counted all along
+
+
+BOXOFFICE = envfactory.load(IMPLS / "boxoffice.yaml")
+PROMOTION = (
+    ("signup", {"name": "s"}),
+    ("addShow", {"show": "x", "capacity": 1}),
+    ("setShow", {"show": "x", "status": "onsale"}),
+    ("book", {"booking": "b1", "customer": "s", "show": "x", "seats": 1}),
+    ("book", {"booking": "b2", "customer": "s", "show": "x", "seats": 1}),
+    ("book", {"booking": "b3", "customer": "s", "show": "x", "seats": 1}),
+    ("cancel", {"booking": "b1"}),
+)
+"""The box office's WaitlistAsStack up to the cancel that gives b1's seat to a waiter: the
+cancel's answer is right, and only a read of the show (or a transfer of the waiter wrongly
+seated) shows that the seat went to the last waiter, not the first."""
+
+
+def _reads_after_the_entry(cls: str, seeds: int) -> tuple[int, int]:
+    """Over ``seeds`` cases of a run whose one corpus entry is ``PROMOTION``: how many started
+    from it, and how many of those found the bug with the step after it."""
+    from envfactory.fuzz.findings import FindingError
+
+    session = _session(BOXOFFICE, cls)
+    ops = plans(session)
+    session.published, session.rarity = (PROMOTION,), (1.0,)
+    resumed = found = 0
+    for seed in range(seeds):
+        case = Case(session)
+        try:
+            case.step(ops, Seeded(seed))
+        except FindingError as err:
+            assert err.finding.operation in ("show", "transfer") and len(err.finding.steps) == 8
+            found += 1
+        resumed += [s.tool for s in case.steps[:7]] == [name for name, _ in PROMOTION]
+    return resumed, found
+
+
+def test_a_case_reads_back_what_the_call_ending_its_corpus_entry_changed() -> None:
+    """A corpus entry ends with the call that showed something new. A case that starts from it
+    reads back a record that call changed, half the time, with a read operation naming it: here
+    the show, whose waitlist a stack-minded target got wrong, or the customer refunded. A step
+    drawn at random names that show with ``show`` about once in a dozen."""
+    resumed, found = _reads_after_the_entry("WaitlistAsStack", 120)
+    assert 60 <= resumed <= 100  # two cases in three start from the entry
+    assert found >= resumed / 6  # a read in two, of the show or the customer, and chance
+    resumed, found = _reads_after_the_entry("BoxOffice", 40)
+    assert found == 0 and resumed >= 20
