@@ -765,7 +765,8 @@ class Case:
                     if name in readers and after:
                         old = before or {}
                         changed += [(name, k) for k, record in after.items() if old.get(k) is not record]
-                    touched.append(name)
+                    if watch:
+                        touched.append(name)
                 self.changed = tuple(changed)
                 self.unread = self._reads(changed, touched) if watch else ()
                 self._remember_values(value, response.output)
@@ -865,24 +866,23 @@ class ContractMachine(RuleBasedStateMachine):
 
 def plans(session: Session) -> list[OpPlan]:
     """The operations' plans; and, in the session, the read operations that take a key of each
-    collection (``Session.readers``)."""
+    collection (``Session.readers``) and those that take none, by the state they read
+    (``Session.whole_readers``)."""
     crowd = crowds(session.contract)
     ops = [OpPlan(op, session, crowd) for op in session.contract.operations.values()]
     readers: dict[str, list[OpPlan]] = {}
-    for plan in ops:
-        if plan.op.effects or not plan.op.ensures:
-            continue
-        for key in plan.steer.keys:
-            if not key.fresh:
-                readers.setdefault(key.collection, []).append(plan)
-    session.readers = readers
     whole: dict[str, list[OpPlan]] = {}
     for plan in ops:
-        if not plan.op.effects and plan.op.ensures and not plan.steer.keys:
+        if plan.op.effects or not plan.op.ensures:
+            continue  # not a read, or nothing to check its answer against
+        if not plan.steer.keys:
             read = frozenset().union(*(ir.free_names(c.expr) for c in plan.op.ensures))
             for name in sorted(read & session.contract.state.keys()):
                 whole.setdefault(name, []).append(plan)
-    session.whole_readers = whole
+        for key in plan.steer.keys:
+            if not key.fresh:
+                readers.setdefault(key.collection, []).append(plan)
+    session.readers, session.whole_readers = readers, whole
     return ops
 
 
