@@ -309,15 +309,14 @@ def _search(
 ) -> None:
     """Unroll up to ``max_depth`` calls, asking the open goals at each depth past ``sized`` calls
     (below them an earlier unrolling's answer stands); move each goal met to ``found``."""
-    tr = unrolling.transition
-    unrolling.add(tr.invariants(unrolling.states[0]))
+    unrolling.add(unrolling.invariants(unrolling.states[0]))
     for depth in range(max_depth + 1):
         # refusals are asked of the state after ``depth`` calls; acceptances of the call after
         for accepted in (False, True):
             if accepted:
                 if depth == max_depth:
                     break
-                unrolling.add(tr.invariants(unrolling.extend()))
+                unrolling.add(unrolling.invariants(unrolling.extend()))
             if unrolling.depth <= sized:
                 continue
             pending = [g for g in open_goals if (g[1] is None) == accepted]

@@ -32,6 +32,7 @@ from envfactory.solver.effort import HANG_SECONDS, UNITS_PER_SECOND, Effort
 from envfactory.solver.schema import LIST_ITEMS
 from envfactory.solver.states import StepVars, SymState, formula, slots_needed
 from envfactory.solver.symbolic import and_, evaluated, or_
+from envfactory.solver.template import Template
 from envfactory.solver.transition import Transition, state_predicate
 from envfactory.trajectory import Step, Trajectory
 
@@ -63,6 +64,8 @@ class Unrolling:
         self.slots = slots
         self.tag = tag
         self.solver = z3.Solver()
+        self.template = Template(self.transition, slots, f"{tag}tpl")
+        """Each step and the invariants encoded once, copied onto each state."""
         self.deadline = time.monotonic() + timeout
         first = self.transition.fresh_state(f"{tag}s0", slots)
         self.states: list[SymState] = [first]
@@ -91,7 +94,7 @@ class Unrolling:
             op = self.contract.operations[name]
             try:
                 vars_ = self.transition.step_vars(op, f"{self.tag}t{t}.{name}")
-                step = self.transition.step(op, pre, post, vars_)
+                step = self.template.step(op, pre, post, vars_)
             except SolverError as err:
                 choices.append(sel != i)  # an operation outside the fragment is never chosen
                 self.skipped.setdefault(name, err.message)
@@ -103,6 +106,10 @@ class Unrolling:
         self.selectors.append(sel)
         self.io.append(io)
         return post
+
+    def invariants(self, state: SymState, clauses: Sequence[Clause | ir.Expr] | None = None) -> z3.BoolRef:
+        """The contract's invariants (or ``clauses``) over one of this unrolling's states."""
+        return self.template.invariants(state, clauses)
 
     def add(self, *formulas: z3.BoolRef) -> None:
         self.solver.add(*formulas)
@@ -348,12 +355,12 @@ def plan(
             extra=[clause],
         )
         tr = unrolling.transition
-        unrolling.add(tr.invariants(unrolling.states[0]))
+        unrolling.add(unrolling.invariants(unrolling.states[0]))
         for depth in range(max_depth + 1):
             if progress is not None:
                 progress(depth)
             if depth > 0:
-                unrolling.add(tr.invariants(unrolling.extend()))
+                unrolling.add(unrolling.invariants(unrolling.extend()))
             target = tr.clause(clause, unrolling.states[-1])
             result = unrolling.check(target)
             if result == z3.unknown:
@@ -505,7 +512,7 @@ def _reach_edge(
     for _ in range(hops + 1):
         pre = unrolling.states[-1]
         post = unrolling.extend()
-        unrolling.add(tr.invariants(post))
+        unrolling.add(unrolling.invariants(post))
         sel = unrolling.selectors[-1]
         open_edges = [(a, op, b) for n, (a, op, b) in enumerate(edges) if n not in taken and op in ops]
         # loops first: an edge that leaves an abstract state may leave it for good

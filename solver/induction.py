@@ -109,15 +109,14 @@ def base_case(
         )
         if any(not var.known for var in contract.state.values()):
             # open world: the server's unknown starting state is assumed to keep the invariants
-            unrolling.add(unrolling.transition.invariants(unrolling.states[0]))
-    tr = unrolling.transition
+            unrolling.add(unrolling.invariants(unrolling.states[0]))
     while unrolling.depth < depth:
         previous = unrolling.states[-1]
-        unrolling.add(tr.invariants(previous), tr.invariants(previous, prop))
+        unrolling.add(unrolling.invariants(previous), unrolling.invariants(previous, prop))
         unrolling.extend()
     last = unrolling.states[-1]
-    bad = z3.Not(tr.invariants(last, prop))
-    extra = [] if own else [tr.invariants(last)]
+    bad = z3.Not(unrolling.invariants(last, prop))
+    extra = [] if own else [unrolling.invariants(last)]
     result = unrolling.check(bad, *extra)
     return str(result), unrolling
 
@@ -149,15 +148,15 @@ def step_case(
     tr = unrolling.transition
     while unrolling.depth < k:
         previous = unrolling.states[-1]
-        unrolling.add(tr.invariants(previous), tr.invariants(previous, prop))
+        unrolling.add(unrolling.invariants(previous), unrolling.invariants(previous, prop))
         unrolling.extend()
     last = unrolling.states[-1]
-    extra = [] if own else [tr.invariants(last)]
+    extra = [] if own else [unrolling.invariants(last)]
     if dropped is not None:
         dropped.update(tr.dropped)
     if bounded is not None:
         bounded.update(tr.bounded)
-    return str(unrolling.check(z3.Not(tr.invariants(last, prop)), *extra)), unrolling
+    return str(unrolling.check(z3.Not(unrolling.invariants(last, prop)), *extra)), unrolling
 
 
 def prove(
@@ -237,8 +236,8 @@ def _counterexample(
 ) -> ProofResult:
     tr = unrolling.transition
     last = unrolling.states[-1]
-    bad = z3.Not(tr.invariants(last, prop))
-    calls = unrolling.calls(bad, *([] if own else [tr.invariants(last)]))
+    bad = z3.Not(unrolling.invariants(last, prop))
+    calls = unrolling.calls(bad, *([] if own else [unrolling.invariants(last)]))
     assumed = unrolling.unknown_initial()
     checked = replay(contract, calls, assumed)
     faked = simulated(contract, calls, assumed, last_may_fail=own)

@@ -165,7 +165,7 @@ def _breaks_invariant(contract: Contract, clause: Clause, effort: Effort) -> str
             contract, slots=2, initial=False, timeout=effort.timeout, effort=effort, tag="n", extra=[clause]
         )
         tr = unrolling.transition
-        unrolling.add(tr.invariants(unrolling.states[0]))
+        unrolling.add(unrolling.invariants(unrolling.states[0]))
         unrolling.extend()
         if unrolling.check(z3.Not(tr.clause(clause, unrolling.states[1]))) != z3.sat:
             return None
