@@ -9,7 +9,7 @@ against and the one that explains failures (sub-expression values, the exact und
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from envfactory.contracts import ir
@@ -664,13 +664,16 @@ def _read(kind: str, payload: Any, source: str, env: Env) -> Any:
     return V.get_field(value, payload, "input" if kind is _INPUT_FIELD else "output")
 
 
-def compile_expr(node: ir.Expr) -> Compiled:
-    """Compile an expression to a closure ``f(env) -> value``.
+def compile_expr(node: ir.Expr, bound: Sequence[str] = ()) -> Compiled:
+    """Compile an expression to a closure ``f(env) -> value``; the names in ``bound`` are
+    variables a quantifier around ``node`` binds (read from ``env.locals``).
 
     The closure raises ``EvaluationError`` where the value is undefined (a missing key, a null
     read); callers treat that as the failure of the clause.
     """
-    return _Compiler().compile(node)
+    compiler = _Compiler()
+    compiler.bound.extend(bound)
+    return compiler.compile(node)
 
 
 def covers() -> frozenset[type[ir.Expr]]:

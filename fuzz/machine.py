@@ -486,9 +486,30 @@ class Case:
             self._keys(plan, value, src, breaking)
         if plan.scalars and self.pool:
             self._flow(plan, value, src)
+        if plan.steer.witnesses and not breaking:
+            self._witnesses(plan, value, src)
         if plan.steer.thresholds:
             self._thresholds(plan, value, src)
         return value
+
+    def _witnesses(self, plan: OpPlan, value: dict[str, Any], src: Source) -> None:
+        """Three times in four, a field an ``any`` of the requires compares with its records
+        (``steering.Witness``) takes what one of the records it may name holds: the actor who
+        holds a membership of the VM's project. Where two of them test one field (a member of
+        both projects), a value both allow comes first."""
+        fields: dict[str, list[Any]] = {}
+        for witness in plan.steer.witnesses:
+            if witness.field not in value:
+                continue
+            found = witness.candidates(self.state, value)
+            held = fields.get(witness.field)
+            if held is None:
+                fields[witness.field] = found
+            elif both := [v for v in held if v in found]:
+                fields[witness.field] = both
+        for field, found in fields.items():
+            if src.index(4) < 3 and found:
+                value[field] = found[src.index(len(found))]
 
     def _keys(self, plan: OpPlan, value: dict[str, Any], src: Source, breaking: bool) -> None:
         """Key-naming fields take a live key (any of them; distinct from the other fields' keys
@@ -628,19 +649,22 @@ class Case:
                 value[field] = same[-1 - src.index(len(same))]
 
     def _thresholds(self, plan: OpPlan, value: dict[str, Any], src: Source) -> None:
-        """Now and then a field compared with a state value takes that value or its neighbour."""
+        """Now and then a field compared with a state value takes that value or its neighbour
+        (most times the value itself, where the clause wants the field equal to it)."""
         env = Env(self.state, value)
         for threshold in plan.steer.thresholds:
             # one draw: the bound, one below or above it, or half of it (an amount that leaves
             # enough for the next call on the same resource), four times in nine
             how = src.index(9)
-            if threshold.field not in value or how >= 4 or threshold.apart:
+            if threshold.field not in value or threshold.apart or how >= (7 if threshold.equal else 4):
                 continue
             try:
                 bound = threshold.bound(env)
             except (EvaluationError, TypeError, KeyError):
                 continue
-            if isinstance(bound, int) and not isinstance(bound, bool):
+            if threshold.equal:
+                value[threshold.field] = bound
+            elif isinstance(bound, int) and not isinstance(bound, bool):
                 value[threshold.field] = bound // 2 if how == 3 else bound + (0, -1, 1)[how]
             elif isinstance(bound, str | float):
                 value[threshold.field] = bound

@@ -69,6 +69,11 @@ REACH_SHARE = 0.25
 """The share of the budget (or of the examples) searched before the solver plans its prefixes."""
 EPOCH = 100
 """Test cases a round runs at least before it ends to let cases start from new corpus entries."""
+ADOPT_AFTER = 25
+"""Test cases a round runs at least before it ends to start cases on routes the solver planned
+meanwhile (beside the search, under a time budget). Waiting for the round's end (``EPOCH`` cases
+and a grown corpus, or ``STALE`` cases) kept routes found at 6 s unused until 20 s on a contract
+whose cases are slow (the cloud set's, 30 a CPU-second)."""
 STALE = 400
 """Test cases in a row that added nothing to the corpus, after which the cases get longer."""
 LONGER = 4
@@ -411,6 +416,13 @@ class Session:
         ):
             self.epoch_over = self.stopped = True
             raise StopRun  # the corpus grew: a new round starts cases from the new entries too
+        if (
+            self.first_case is None
+            and self.test_cases - self.round_start >= ADOPT_AFTER
+            and len(self.planned) > len(self.prefixes)
+        ):
+            self.epoch_over = self.stopped = True
+            raise StopRun  # the solver planned new routes: the next round starts cases on them
         if (
             self.may_lengthen
             and self.first_case is None

@@ -30,6 +30,8 @@ CROWD = 4
 """Live keys in every collection a producer adds to, past which it is no longer preferred."""
 FITS = 16
 """Live keys (the newest) that ``Steer.fitting`` tests at most."""
+WITNESSES = 64
+"""Records a ``Witness`` looks through at most."""
 MOST_CROWD = 8
 """The most live keys a limit the contract counts (``crowds``) raises ``CROWD`` to."""
 
@@ -54,6 +56,9 @@ class Threshold:
     apart: bool = False
     """The clause wants the field *unlike* the bound (``input.src != input.dst``): the value at
     the bound is the refused one, so a call meant to be accepted never takes it."""
+    equal: bool = False
+    """The clause wants the field *at* the bound (``members[input.member].apikey == input.key``):
+    its neighbours are refused, so the bound itself is drawn most of the time."""
 
 
 @attrs.frozen(slots=True)
@@ -68,6 +73,43 @@ class Role:
     """(collection, record field) whose values a clause compares the variable with."""
     flags: tuple[tuple[str, str], ...] = ()
     """(collection, record field) read at the variable's key (``users[session].admin``)."""
+
+
+@attrs.frozen(slots=True)
+class Witness:
+    """An input field that an ``any`` of the requires compares with a field of the records it
+    ranges over (``any(members[m].project == input.project and members[m].user == input.actor
+    for m in members)``): the call is accepted only where the field names what one of those
+    records holds, so it is drawn as that field of a record the rest of the body holds of
+    (``candidates``). A join through the state (the actor must hold a membership of the VM's
+    project) that no key or threshold of the field says."""
+
+    field: str
+    var: str
+    domain: Compiled = attrs.field(eq=False, repr=False)
+    value: Compiled = attrs.field(eq=False, repr=False)
+    rest: tuple[Compiled, ...] = attrs.field(eq=False, repr=False)
+    """The body's other conjuncts and the quantifier's condition, over the bound ``var``."""
+
+    def candidates(self, state: Mapping[str, Any], value: Mapping[str, Any]) -> list[Any]:
+        """The values the field may take with the rest of ``value`` as drawn, first records first."""
+        env = Env(state, value)
+        try:
+            domain = self.domain(env)
+        except (EvaluationError, TypeError, KeyError, ValueError, ArithmeticError):
+            return []
+        items = list(domain.keys()) if isinstance(domain, Mapping) else list(domain or ())
+        found: list[Any] = []
+        for item in items[:WITNESSES]:
+            env.locals[self.var] = item
+            try:
+                if all(test(env) is True for test in self.rest):
+                    held = self.value(env)
+                    if isinstance(held, str | int) and held not in found:
+                        found.append(held)
+            except (EvaluationError, TypeError, KeyError, ValueError, ArithmeticError):
+                continue
+        return found
 
 
 @attrs.frozen(slots=True)
@@ -96,6 +138,8 @@ class Steer:
     null``, ``open``): no input passes them where they fail, so the operation is not preferred
     there. A limit (``moves < 4``) is not one: the call at the limit is the boundary probe
     where off-by-one bugs live."""
+    witnesses: tuple[Witness, ...] = ()
+    """Input fields an ``any`` of the requires compares with its records' fields (``witnesses``)."""
     crowd: tuple[tuple[str, int], ...] = ()
     """For each collection in ``makes``, the live keys past which the operation is no longer
     preferred (``CROWD``, or more where a limit the contract counts needs more: ``crowds``)."""
@@ -123,6 +167,7 @@ class Steer:
             roles(op, contract),
             record_tests(op, keys),
             guards,
+            witnesses(op),
             tuple((name, max(CROWD, (crowds or {}).get(name, CROWD))) for name in sorted(makes)),
         )
 
@@ -376,7 +421,7 @@ def distinct_keys(op: Operation, keys: tuple[KeyField, ...]) -> tuple[str, ...]:
 
 def thresholds(op: Operation) -> tuple[Threshold, ...]:
     """Input fields compared (``< <= > >= == !=``) with an expression that does not read them."""
-    found: dict[str, list[tuple[Compiled, bool]]] = {}
+    found: dict[str, list[tuple[Compiled, str]]] = {}
     for clause in op.requires:
         for node in ir.walk(clause.expr):
             if not isinstance(node, ir.Compare) or node.op not in ORDERINGS:
@@ -387,10 +432,60 @@ def thresholds(op: Operation) -> tuple[Threshold, ...]:
                     continue  # a constant bound is the schema's business (boundary values)
                 if any(input_field(n) == field for n in ir.walk(other)):
                     continue
-                found.setdefault(field, []).append((compile_expr(other), node.op == "!="))
+                found.setdefault(field, []).append((compile_expr(other), node.op))
     return tuple(
-        Threshold(field, bound, apart) for field, bounds in sorted(found.items()) for bound, apart in bounds
+        Threshold(field, bound, op == "!=", op == "==")
+        for field, bounds in sorted(found.items())
+        for bound, op in bounds
     )
+
+
+def witnesses(op: Operation) -> tuple[Witness, ...]:
+    """The ``Witness`` fields of ``op``: an ``any`` reached from a requires through ``and`` and
+    ``or`` only (so that it holding lets the clause hold), whose body has a conjunct ``input.f ==
+    e`` (or ``e == input.f``) with ``e`` reading the bound variable and not ``input.f``; the
+    other conjuncts that do not read ``input.f`` are the ``rest``."""
+    found: list[Witness] = []
+
+    def conjuncts(node: ir.Expr) -> list[ir.Expr]:
+        if isinstance(node, ir.BoolOp) and node.op == "and":
+            return [part for operand in node.operands for part in conjuncts(operand)]
+        return [node]
+
+    def reads(node: ir.Expr, field: str) -> bool:
+        return any(input_field(n) == field for n in ir.walk(node))
+
+    def visit(node: ir.Expr) -> None:
+        if isinstance(node, ir.BoolOp):
+            for operand in node.operands:
+                visit(operand)
+            return
+        if not (isinstance(node, ir.Quant) and node.kind == "any"):
+            return
+        parts = conjuncts(node.body)
+        for part in parts:
+            if not (isinstance(part, ir.Compare) and part.op == "=="):
+                continue
+            for side, other in ((part.left, part.right), (part.right, part.left)):
+                field = input_field(side)
+                if field is None or reads(other, field) or node.var not in ir.free_names(other):
+                    continue
+                rest = [p for p in parts if p is not part and not reads(p, field)]
+                if node.cond is not None and not reads(node.cond, field):
+                    rest.append(node.cond)
+                found.append(
+                    Witness(
+                        field,
+                        node.var,
+                        compile_expr(node.domain),
+                        compile_expr(other, (node.var,)),
+                        tuple(compile_expr(p, (node.var,)) for p in rest),
+                    )
+                )
+
+    for clause in op.requires:
+        visit(clause.expr)
+    return tuple(found)
 
 
 AFFIXES = frozenset(("startswith", "endswith"))

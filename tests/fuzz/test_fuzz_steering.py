@@ -766,3 +766,55 @@ def test_a_case_reads_back_what_the_call_ending_its_corpus_entry_changed() -> No
     assert found >= resumed / 6  # a read in two, of the show or the customer, and chance
     resumed, found = _reads_after_the_entry("BoxOffice", 40)
     assert found == 0 and resumed >= 20
+
+
+def test_an_actor_an_any_joins_through_the_records_is_drawn_as_one_they_hold() -> None:
+    """The cloud set's calls on a VM want an actor who holds an admin or owner membership of the
+    VM's project (``any(members[m].project == vms[input.vm].project and members[m].user ==
+    input.actor and members[m].role != "viewer" for m in members)``): no key or threshold says
+    which name that is. The ``any`` does (``steering.Witness``): a valid draw names such an actor
+    three times in four, and a viewer or a member of another project never through it."""
+    contract = envfactory.load(IMPLS / "cloud.yaml")
+    session = _session(contract, "Cloud")
+    stop = {p.name: p for p in plans(session)}["stopVm"]
+    assert [w.field for w in stop.steer.witnesses] == ["actor"]
+    case = Case(session, replay=True)
+    calls = [
+        ("createProject", {"project": "p", "owner": "o"}),
+        ("createProject", {"project": "q", "owner": "u"}),
+        ("addMember", {"project": "p", "actor": "o", "user": "v"}),  # a viewer
+        ("addMember", {"project": "p", "actor": "o", "user": "w", "role": "admin"}),
+        ("createVm", {"project": "p", "actor": "o", "vm": "a"}),
+        ("startVm", {"vm": "a", "actor": "w"}),
+    ]
+    for name, value in calls:
+        case.send(contract.operations[name], value)
+    assert len(case.accepted) == len(calls)
+    (witness,) = stop.steer.witnesses
+    assert witness.candidates(case.state, {"vm": "a", "actor": "x"}) == ["o", "w"]
+    src: Any = Seeded(4)
+    draws = [case.draw(stop, src, breaking=False) for _ in range(400)]
+    actors = [d["actor"] for d in draws if d.get("vm") == "a"]  # the live VM, not a fresh name
+    held = sum(a in ("o", "w") for a in actors) / len(actors)
+    assert held > 0.7  # three in four, plus what the other draws happen to name
+    assert {"o", "w"} <= set(actors)
+
+
+def test_a_field_a_clause_wants_equal_to_a_state_value_mostly_takes_it() -> None:
+    """A key is rotated by showing the current one (``members[input.member].apikey ==
+    input.key``): its neighbours are refused, so a valid draw takes the value itself seven
+    times in nine (a bound that is a limit takes it, or a neighbour, four in nine)."""
+    contract = envfactory.load(IMPLS / "cloud.yaml")
+    session = _session(contract, "Cloud")
+    rotate = {p.name: p for p in plans(session)}["rotateKey"]
+    (key,) = [t for t in rotate.steer.thresholds if t.field == "key"]
+    assert key.equal and not key.apart
+    case = Case(session, replay=True)
+    case.send(contract.operations["createProject"], {"project": "p", "owner": "o"})
+    for shown in (1, 2):
+        case.send(contract.operations["rotateKey"], {"member": 1, "key": shown})
+    assert case.state["members"][1]["apikey"] == 3
+    src: Any = Seeded(2)
+    keys = [case.draw(rotate, src, breaking=False) for _ in range(450)]
+    at = sum(k["key"] == 3 for k in keys if k.get("member") == 1) / sum(k.get("member") == 1 for k in keys)
+    assert at > 0.7
