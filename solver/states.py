@@ -114,10 +114,10 @@ def fresh_state(
             coll: list[Slot] = []
             for i in range(k):
                 base = f"{tag}.{name}#{i}"
-                key = z3.String(base + ".key") if kind == "string" else z3.Int(base + ".key")
+                key = z3.String(base + "#key") if kind == "string" else z3.Int(base + "#key")
                 if kind == "atom" and atoms is not None:
                     atoms.append((key, var.key_schema))
-                present = z3.Bool(base + ".present")
+                present = z3.Bool(base + "#present")
                 record = schemas.fresh(var.schema, base)
                 wf.append(implies(present, schemas.holds(record, var.schema)))
                 coll.append(Slot(key, present, record))
