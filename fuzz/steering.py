@@ -30,6 +30,8 @@ CROWD = 4
 """Live keys in every collection a producer adds to, past which it is no longer preferred."""
 FITS = 16
 """Live keys (the newest) that ``Steer.fitting`` tests at most."""
+UNDEFINED = (EvaluationError, TypeError, KeyError, ValueError, ArithmeticError)
+"""What evaluating a clause's part on a drawn input may raise: it is undefined there."""
 WITNESSES = 64
 """Records a ``Witness`` looks through at most."""
 MOST_CROWD = 8
@@ -96,7 +98,7 @@ class Witness:
         env = Env(state, value)
         try:
             domain = self.domain(env)
-        except (EvaluationError, TypeError, KeyError, ValueError, ArithmeticError):
+        except UNDEFINED:
             return []
         items = list(domain.keys()) if isinstance(domain, Mapping) else list(domain or ())
         found: list[Any] = []
@@ -107,7 +109,7 @@ class Witness:
                     held = self.value(env)
                     if isinstance(held, str | int) and held not in found:
                         found.append(held)
-            except (EvaluationError, TypeError, KeyError, ValueError, ArithmeticError):
+            except UNDEFINED:
                 continue
         return found
 
@@ -321,6 +323,11 @@ def input_field(node: ir.Expr) -> str | None:
     return None
 
 
+def reads_field(node: ir.Expr, field: str) -> bool:
+    """Whether ``node`` reads ``input.field`` anywhere."""
+    return any(input_field(n) == field for n in ir.walk(node))
+
+
 def key_fields(op: Operation, contract: Contract) -> tuple[KeyField, ...]:
     """Input fields that name keys of state collections, read from requires and effects: a field
     tested with ``not in`` (under an even number of negations) wants a fresh key; one tested with
@@ -368,7 +375,7 @@ def holds_at(test: Compiled, state: Mapping[str, Any], field: str, key: Any) -> 
     """Whether ``test`` holds with ``field`` naming the record ``key`` (an error: it does not)."""
     try:
         return test(Env(state, {field: key})) is True
-    except (EvaluationError, TypeError, KeyError, ValueError, ArithmeticError):
+    except UNDEFINED:
         return False
 
 
@@ -430,7 +437,7 @@ def thresholds(op: Operation) -> tuple[Threshold, ...]:
                 field, other = _solve_for_field(side, other)
                 if field is None or isinstance(other, ir.Const):
                     continue  # a constant bound is the schema's business (boundary values)
-                if any(input_field(n) == field for n in ir.walk(other)):
+                if reads_field(other, field):
                     continue
                 found.setdefault(field, []).append((compile_expr(other), node.op))
     return tuple(
@@ -452,9 +459,6 @@ def witnesses(op: Operation) -> tuple[Witness, ...]:
             return [part for operand in node.operands for part in conjuncts(operand)]
         return [node]
 
-    def reads(node: ir.Expr, field: str) -> bool:
-        return any(input_field(n) == field for n in ir.walk(node))
-
     def visit(node: ir.Expr) -> None:
         if isinstance(node, ir.BoolOp):
             for operand in node.operands:
@@ -468,10 +472,10 @@ def witnesses(op: Operation) -> tuple[Witness, ...]:
                 continue
             for side, other in ((part.left, part.right), (part.right, part.left)):
                 field = input_field(side)
-                if field is None or reads(other, field) or node.var not in ir.free_names(other):
+                if field is None or reads_field(other, field) or node.var not in ir.free_names(other):
                     continue
-                rest = [p for p in parts if p is not part and not reads(p, field)]
-                if node.cond is not None and not reads(node.cond, field):
+                rest = [p for p in parts if p is not part and not reads_field(p, field)]
+                if node.cond is not None and not reads_field(node.cond, field):
                     rest.append(node.cond)
                 found.append(
                     Witness(
