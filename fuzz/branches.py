@@ -9,6 +9,15 @@ gives outcomes of its own, as a ``requires`` does: the condition holding, and ea
 ``and`` parts failing while the ones before it hold. They are counted in the summary, and the
 ones still uncovered are goals for the planner (``reach.py``) like any other.
 
+A ``requires`` that compares numbers has a bound: the last value it lets through (``count <
+limit`` with the count one short of the limit, ``used + size <= room`` with them equal). An
+implementation that counts one short refuses exactly there, and no refusal shows it: the route
+to ``requires k fails`` may jump past the bound (a move that brings three snapshots at once)
+without a call ever accepted at it. So each such comparison gives one outcome more, ``requires k
+at its bound``: the call accepted with the comparison at its bound and deciding the clause (the
+other ways through an ``or`` not taken). It is a condition like the others (``Branch``), counted,
+aimed at and planned for the same way.
+
 A condition nested in a way through another (``([] if len(w) < 2 else [w[1]]) if promoted else
 w``) gives its outcomes a second time, under the path that leads to it (``Branch.guard``): the
 second waiter left behind by a promotion is a state of its own, where a cancel of a waiting
@@ -20,16 +29,18 @@ Imports the contracts layer and the steering's reading of it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import attrs
 
 from envfactory.contracts import ir
-from envfactory.contracts.errors import EvaluationError
+from envfactory.contracts import types as T
+from envfactory.contracts.errors import EvaluationError, ExpressionError
 from envfactory.contracts.evaluator import Compiled, Env, compile_expr
 from envfactory.contracts.model import Contract, Operation
 from envfactory.contracts.printer import to_source
+from envfactory.contracts.typecheck import TypeChecker
 from envfactory.fuzz.steering import input_field
 
 
@@ -55,10 +66,15 @@ class Branch:
     """Whether the input's own values decide it (``"points" in input``, ``input.qty > 2``), not
     only the records its key fields name: only then may another draw of the same call take
     another way (``machine.Case.valid``)."""
+    bound: str | None = None
+    """For a ``requires`` at its bound (``bounds``), its one outcome's name after the
+    operation's (``requires 2 at its bound``); its failing is no outcome of its own."""
 
     @property
     def outcomes(self) -> tuple[str, ...]:
         """Its outcome names: held, then each part failing (one part: the condition failing)."""
+        if self.bound is not None:
+            return (f"{self.operation}: {self.bound}",)
         where = f"{self.operation}: condition {self.number}"
         if len(self.parts) == 1:
             return f"{where} holds", f"{where} fails"
@@ -73,7 +89,7 @@ class Branch:
                 return None
             for index, test in enumerate(self.tests):
                 if test(env) is not True:
-                    return self.outcomes[index + 1]
+                    return None if self.bound is not None else self.outcomes[index + 1]
         except (EvaluationError, TypeError, KeyError, IndexError, ValueError, ZeroDivisionError):
             return None
         return self.outcomes[0]
@@ -113,6 +129,90 @@ def branches(op: Operation, contract: Contract) -> tuple[Branch, ...]:
     )
 
 
+def conditions(op: Operation, contract: Contract) -> tuple[Branch, ...]:
+    """Every condition of ``op`` whose outcomes a run counts: the ways through its effects
+    (``branches``), then its requires' bounds (``bounds``)."""
+    return branches(op, contract) + bounds(op, contract)
+
+
+_STRICT = {"<": (1, 0), ">": (0, 1)}
+"""A strict comparison's bound: ``left + a == right + b`` (integers only)."""
+_NEGATED = {"<": ">=", "<=": ">", ">": "<=", ">=": "<"}
+
+
+def bounds(op: Operation, contract: Contract) -> tuple[Branch, ...]:
+    """Each numeric comparison of ``op``'s requires at its bound (see the module docstring):
+    one reached through ``and``, ``or``, ``not`` and ``implies`` (one under a quantifier or a
+    condition is another record's or another way's), between integers, or numbers where the
+    bound is the equality (``<=``, ``>=``)."""
+    scope = TypeChecker({**contract.state_types(), "input": op.input_type})
+    found: list[Branch] = []
+    for number, clause in enumerate(op.requires, start=1):
+        atoms = [
+            (at, guard)
+            for compare, positive, guard in _comparisons(clause.expr, True, ())
+            if (at := _at_bound(compare, positive, scope)) is not None
+        ]
+        for index, (at, guard) in enumerate(atoms, start=1):
+            where = "at its bound" if len(atoms) == 1 else f"at bound {index}"
+            found.append(_branch(op.name, number, (at,), guard, f"requires {number} {where}"))
+    return tuple(found)
+
+
+def _at_bound(compare: ir.Compare, positive: bool, scope: TypeChecker) -> ir.Expr | None:
+    """``compare`` (holding as written, or negated) at its bound: the equality of its sides,
+    one apart for a strict comparison of integers; None for one of other types, or of two
+    constants."""
+    if isinstance(compare.left, ir.Const) and isinstance(compare.right, ir.Const):
+        return None
+    try:
+        left, right = scope.check(compare.left), scope.check(compare.right)
+    except ExpressionError:
+        return None
+    if not (T.only(left, "number") and T.only(right, "number")) or "any" in T.kind_of(left) | T.kind_of(
+        right
+    ):
+        return None
+    op = compare.op if positive else _NEGATED[compare.op]
+    if op not in _STRICT:
+        return ir.Compare("==", compare.left, compare.right)
+    if T.numeric_result(left, right) != T.INT:
+        return None
+    plus_left, plus_right = _STRICT[op]
+    return ir.Compare("==", _plus(compare.left, plus_left), _plus(compare.right, plus_right))
+
+
+def _plus(node: ir.Expr, amount: int) -> ir.Expr:
+    return node if not amount else ir.BinOp("+", node, ir.Const(amount))
+
+
+def _negated(node: ir.Expr) -> ir.Expr:
+    return node.operand if isinstance(node, ir.Unary) and node.op == "not" else ir.Unary("not", node)
+
+
+def _comparisons(
+    node: ir.Expr, positive: bool, guard: tuple[ir.Expr, ...]
+) -> Iterator[tuple[ir.Compare, bool, tuple[ir.Expr, ...]]]:
+    """The order comparisons ``node`` holds through, each with whether it holds as written
+    (``positive``) or negated, and what else must hold for it to decide ``node`` (the other
+    ways through an ``or`` not taken)."""
+    match node:
+        case ir.Compare(op="<" | "<=" | ">" | ">="):
+            yield node, positive, guard
+        case ir.Unary(op="not", operand=operand):
+            yield from _comparisons(operand, not positive, guard)
+        case ir.BoolOp(op=op, operands=operands):
+            # as written, ``and`` holds through every part and ``or`` through one alone; negated,
+            # the other way round
+            alone = (op == "or") == positive
+            for index, part in enumerate(operands):
+                others = operands[:index] + operands[index + 1 :]
+                extra = tuple((_negated(o) if positive else o) for o in others) if alone else ()
+                yield from _comparisons(part, positive, (*guard, *extra))
+        case ir.Call(func="implies", args=(premise, conclusion)) if positive:
+            yield from _comparisons(conclusion, True, (*guard, premise))
+
+
 def _conditions(node: ir.Expr, guard: tuple[ir.Expr, ...]) -> Any:
     """Each ``IfExp`` below ``node`` with the tests of the ways that lead to it (pre-order);
     a quantifier's body is its variable's, and nothing below it is a path of the call's."""
@@ -131,14 +231,20 @@ def _parts(test: ir.Expr) -> tuple[ir.Expr, ...]:
 
 
 def _branch(
-    operation: str, number: int, parts: tuple[ir.Expr, ...], guard: tuple[ir.Expr, ...] = ()
+    operation: str,
+    number: int,
+    parts: tuple[ir.Expr, ...],
+    guard: tuple[ir.Expr, ...] = (),
+    bound: str | None = None,
 ) -> Branch:
     tests = tuple(compile_expr(p) for p in parts)
     fields = {
         f for part in (*guard, *parts) for node in ir.walk(part) if (f := input_field(node)) is not None
     }
     drawn = any(_reads_value(part) for part in (*guard, *parts))
-    branch = Branch(operation, number, parts, tests, (), guard, tuple(compile_expr(g) for g in guard), drawn)
+    branch = Branch(
+        operation, number, parts, tests, (), guard, tuple(compile_expr(g) for g in guard), drawn, bound
+    )
     if len(fields) != 1:
         return branch
     field = fields.pop()
@@ -162,12 +268,12 @@ def find(contract: Contract, outcome: str) -> tuple[Branch, str] | None:
     """The branch an outcome name (``Branch.outcomes``) belongs to, if it names one."""
     name, _, what = outcome.rpartition(": ")
     words = what.split()
-    if name not in contract.operations or len(words) < 3 or words[0] != "condition":
+    if name not in contract.operations or len(words) < 3 or words[0] not in ("condition", "requires"):
         return None
-    for branch in branches(contract.operations[name], contract):
+    for branch in conditions(contract.operations[name], contract):
         if outcome in branch.outcomes:
             return branch, outcome
     return None
 
 
-__all__ = ["Branch", "branches", "find"]
+__all__ = ["Branch", "bounds", "branches", "conditions", "find"]

@@ -31,7 +31,7 @@ from envfactory.contracts.model import Contract, Operation
 from envfactory.contracts.semantics import Machine, require_valid_start
 from envfactory.contracts.state import initial_state
 from envfactory.contracts.values import FrozenMap
-from envfactory.fuzz.branches import Branch, branches
+from envfactory.fuzz.branches import Branch, conditions
 from envfactory.fuzz.corpus import Call, Corpus
 from envfactory.fuzz.findings import KINDS, Finding, FindingError, Findings, Key
 from envfactory.fuzz.oracle import Expectation
@@ -66,7 +66,13 @@ SLOW_SHRINK_CASES = 5
 """Test cases Hypothesis may spend shrinking a hang in all (each one may wait out the call limit,
 and each one that does is progress)."""
 REACH_SHARE = 0.25
-"""The share of the budget (or of the examples) searched before the solver plans its prefixes."""
+"""The share of the examples searched before the solver plans its prefixes (the search waits)."""
+PLAN_AT = 0.05
+"""The share of a time budget searched before the solver plans its prefixes, beside the search:
+the goals are the outcomes still uncovered, and a second a long route comes sooner is a second
+more to fuzz from where it leads (on the cloud set, a route to a move came at 14 s of a 20 s run
+when the planner began at a quarter of the budget). The first second covers the outcomes one or
+two calls deep, which the planner would cover at once too, at little cost."""
 EPOCH = 100
 """Test cases a round runs at least before it ends to let cases start from new corpus entries."""
 ADOPT_AFTER = 25
@@ -320,7 +326,7 @@ class Session:
         """Findings earlier rounds of the run reported: seen again, they end the case quietly."""
         self.outcomes: set[str] = set()
         self.all_outcomes = clause_outcomes(closed)
-        self.open_branches = {name: branches(op, closed) for name, op in closed.operations.items()}
+        self.open_branches = {name: conditions(op, closed) for name, op in closed.operations.items()}
         """The conditions of each operation's effects with a way through not yet covered."""
         self.aims: dict[str, tuple[tuple[str, Compiled], ...]] = {}
         """Per operation, the ways through its effects not yet covered that one key field
@@ -473,10 +479,10 @@ class Session:
         ``clause_outcomes``)."""
         if expect.accepted:
             self.outcomes.add(f"{op.name}: accepted")
-            if conditions := self.open_branches.get(op.name):
+            if open_ways := self.open_branches.get(op.name):
                 # each condition is evaluated until every way through it is covered
                 before = len(self.outcomes)
-                for branch in conditions:
+                for branch in open_ways:
                     if (taken := branch.taken(state, value)) is not None:
                         self.outcomes.add(taken)
                 if len(self.outcomes) > before:
@@ -525,7 +531,8 @@ def grace(time_budget: float) -> float:
 
 def clause_outcomes(contract: Contract) -> tuple[str, ...]:
     """Every clause outcome a run can cover: each operation accepted, each condition of its
-    effects holding and each of its parts failing (``branches.py``), each of its requires
+    effects holding and each of its parts failing, each numeric comparison of its requires at
+    its bound (``branches.py``), each of its requires
     failing while the earlier ones hold, and its input schema failing; and, for an operation
     that makes a key of a collection another operation deletes keys of, that operation accepted
     on a key made again under the name of a deleted one (where a record made again remembers
@@ -535,7 +542,7 @@ def clause_outcomes(contract: Contract) -> tuple[str, ...]:
     out: list[str] = []
     for name, op in contract.operations.items():
         out.append(f"{name}: accepted")
-        out.extend(o for branch in branches(op, contract) for o in branch.outcomes)
+        out.extend(o for branch in conditions(op, contract) for o in branch.outcomes)
         if steers[name].makes & deleted:
             out.append(f"{name}: {MADE_AGAIN}")
         out.extend(f"{name}: requires {i} fails" for i in range(1, len(op.requires) + 1))
@@ -643,7 +650,7 @@ def fuzz(
     session.searching = True
     if session.stateful:
         session.reach_at = (
-            (time_budget * REACH_SHARE, None)
+            (time_budget * PLAN_AT, None)
             if time_budget is not None and by_budget
             else (None, int(examples * REACH_SHARE))
         )

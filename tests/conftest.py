@@ -47,3 +47,4 @@ def no_planner(monkeypatch: pytest.MonkeyPatch) -> None:
     from envfactory.fuzz import runner
 
     monkeypatch.setattr(runner, "REACH_SHARE", 2.0)
+    monkeypatch.setattr(runner, "PLAN_AT", 2.0)
