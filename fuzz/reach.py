@@ -129,28 +129,48 @@ def plan(
     of the effort of an eleven-call route on the review board); a process whose solver state
     starts afresh (``plan_apart``'s worker) gets the same model for the same goals and plans
     with ``least=False``."""
-    from envfactory.solver.states import slots_needed
-
     open_goals = [g for g in goals if g[0] in contract.operations]
     found: list[Route] = []
-    # every check is charged what Z3 counted, no minimum: the same plans as before the one
-    # ``Effort`` of the solver layer served here too
-    budget = Effort(effort, timeout=HANG, least=0)
-    sized = 0  # calls the previous stage's collections had room for: its answers up to them stand
+    _plan(contract, open_goals, found, _budget(effort), max_depth, report, least)
+    return found
+
+
+def _budget(units: int) -> Effort:
+    """Every check charged what Z3 counted, no minimum: the same plans as before the one
+    ``Effort`` of the solver layer served here too."""
+    return Effort(units, timeout=HANG, least=0)
+
+
+def _plan(
+    contract: Contract,
+    open_goals: list[Goal],
+    found: list[Route],
+    budget: Effort,
+    max_depth: int,
+    report: Callable[[Route], None] | None,
+    least: bool,
+    asked: int = 0,
+) -> bool:
+    """``plan``'s search, within ``budget``, moving each goal met from ``open_goals`` to
+    ``found``; below ``asked`` calls the goals were asked already. False once the solver's
+    effort is spent (or it cannot go on)."""
+    from envfactory.solver.states import slots_needed
+
+    sized = asked  # calls the previous stage's collections had room for: its answers up to them stand
     full = slots_needed(contract, max_depth)
-    stages = [(r, d) for r, d in SLOT_STAGES if r < max_depth and slots_needed(contract, r) != full]
+    stages = [(r, d) for r, d in SLOT_STAGES if asked < r < max_depth and slots_needed(contract, r) != full]
     for room, deepest in [*stages, (max_depth, max_depth)]:
         try:
             unrolling = Unrolling(contract, slots=slots_needed(contract, room), timeout=HANG, effort=budget)
             _search(unrolling, open_goals, found, min(deepest, max_depth), sized, report, least)
         except _GaveUp:
-            return found  # the solver's effort is spent
+            return False  # the solver's effort is spent
         except (SolverError, z3.Z3Exception):
-            return found
+            return False
         if not open_goals:
             break
         sized = room
-    return found
+    return True
 
 
 SLOT_STAGES = ((4, 12),)
@@ -164,6 +184,91 @@ a real one (a write past the room is no transition). A contract whose collection
 grows (or that has none) has one unrolling only."""
 
 
+STONE_DEPTH = 5
+"""Calls ``stepwise`` plans from the initial state before it plans on from the states its routes
+reach."""
+STONE_ROUNDS = 4
+"""Times at most ``stepwise`` plans on from the states the routes it found last reach."""
+STONE_STEP = 3
+"""Calls ``stepwise`` plans past a stone, at most."""
+
+
+def stepwise(
+    contract: Contract,
+    goals: Iterable[Goal],
+    *,
+    effort: int,
+    report: Callable[[Route], None] | None = None,
+    least: bool = True,
+) -> list[Route]:
+    """For each goal, a valid call sequence that ends in it, found by stepping stones: ``plan``
+    up to ``STONE_DEPTH`` calls from the initial state; then ``relay`` from the states its
+    routes reach (``stones``), and again from the states the routes relayed reach, while it
+    finds some; then ``plan`` on past ``STONE_DEPTH`` for the goals still open. One budget of
+    effort serves them all.
+
+    Each depth ``plan`` proves empty costs more than the one before, for every goal still
+    asked: on the cloud set, a move (seven calls: two projects under two owners, an admin
+    added, a VM created, started and stopped) came at 18 CPU-s of planning, asked among the
+    other goals at every depth, where a six-call route to a refused move had reached two
+    projects and a stopped VM at 5; from there, the two calls left took ``relay`` one more. A
+    route through a stone is not always the shortest, and need not be: the fuzzer takes a route
+    to reach a state, and shrinks what it finds there."""
+    open_goals = [g for g in goals if g[0] in contract.operations]
+    found: list[Route] = []
+    budget = _budget(effort)
+    if not _plan(contract, open_goals, found, budget, STONE_DEPTH, report, least):
+        return found
+    new = list(found)
+    for _ in range(STONE_ROUNDS):
+        starts = stones(contract, new)
+        if not open_goals or not starts:
+            break
+        before = len(found)
+        _relay(contract, starts, open_goals, found, budget, STONE_STEP, report, least)
+        new = found[before:]
+        if budget.spent:
+            return found
+        if not new:
+            break
+    if open_goals:
+        _plan(contract, open_goals, found, budget, MAX_DEPTH, report, least, asked=STONE_DEPTH)
+    return found
+
+
+def stones(contract: Contract, routes: Iterable[Route]) -> list[Start]:
+    """The states ``routes`` reach (a refusal's: the state its refused call was sent in), each
+    once, with the shortest calls to it, as starts for ``relay``. A route whose inputs the
+    model could not give, or with a call whose effects read the target's output (an id it
+    assigns), reaches no state known here."""
+    from envfactory.contracts.errors import EvaluationError
+    from envfactory.contracts.semantics import Machine
+    from envfactory.contracts.state import initial_state
+
+    machine = Machine(contract)
+    initial = initial_state(contract)
+    reached: dict[Any, Start] = {}
+    for route in routes:
+        names = route.operations[:-1] if route.refused else route.operations
+        if len(route.inputs) != len(route.operations):
+            continue
+        state = initial
+        calls: list[tuple[str, Any]] = []
+        try:
+            for name, value in zip(names, route.inputs, strict=False):
+                op = contract.operations[name]
+                if value is None or op.reads_output or machine.check_requires(state, op, value) is not None:
+                    break
+                state = machine.apply(state, op, value)
+                calls.append((name, value))
+            else:
+                if (known := reached.get(state)) is None or len(known[0]) > len(calls):
+                    reached[state] = (tuple(calls), state)
+        except (EvaluationError, TypeError, KeyError, ValueError):
+            continue
+    return list(reached.values())
+
+
 def plan_apart(
     contract: Contract,
     goals: Iterable[Goal],
@@ -173,7 +278,7 @@ def plan_apart(
     report: Callable[[Route], None],
     starts: Callable[[], Sequence[Start]] | None = None,
 ) -> None:
-    """``plan`` in a worker forked for it and killed after ``seconds`` of wall time (encoding a
+    """``stepwise`` in a worker forked for it and killed after ``seconds`` of wall time (encoding a
     large contract's steps ignores the solver's limits), each route handed to ``report`` as it
     is found; then, for the goals it did not meet, ``relay`` in a second worker, from the states
     ``starts`` gives there (the search's corpus as it is by then), with ``RELAY_SHARE`` of the
@@ -189,7 +294,7 @@ def plan_apart(
         report(route)
 
     _apart(
-        lambda fresh, progress: plan(contract, wanted, effort=effort, report=progress, least=not fresh),
+        lambda fresh, progress: stepwise(contract, wanted, effort=effort, report=progress, least=not fresh),
         seconds,
         heard,
     )
@@ -252,17 +357,32 @@ def relay(
     off: one unrolling whose first state is any of ``starts`` (which one is the solver's
     choice) asks the goals at each depth, as ``plan`` does from the initial state (``least``
     as there: of the shortest ways on, the least in the contract's order)."""
-    from envfactory.solver.states import slots_needed
-
     open_goals = [g for g in goals if g[0] in contract.operations]
     found: list[Route] = []
+    _relay(contract, starts, open_goals, found, _budget(effort), depth, report, least)
+    return found
+
+
+def _relay(
+    contract: Contract,
+    starts: Sequence[Start],
+    open_goals: list[Goal],
+    found: list[Route],
+    budget: Effort,
+    depth: int,
+    report: Callable[[Route], None] | None,
+    least: bool,
+) -> None:
+    """``relay``'s search, within ``budget``, moving each goal met from ``open_goals`` to
+    ``found``."""
+    from envfactory.solver.states import slots_needed
+
     if not open_goals or not starts:
-        return found
+        return
     slots: dict[str, int] = {}
     for _, state in starts:
         for name, count in slots_needed(contract, depth, start=state).items():
             slots[name] = max(slots.get(name, 1), count)
-    budget = Effort(effort, timeout=HANG, least=0)
     try:
         unrolling = Unrolling(contract, slots=slots, initial=False, timeout=HANG, effort=budget)
         which = z3.Int("relay.start")
@@ -276,7 +396,7 @@ def relay(
             options.append(z3.And(which == len(kept), pinned))
             kept.append(calls)
         if not kept:
-            return found
+            return
         unrolling.add(z3.Or(*options))
 
         def relayed(route: Route) -> None:
@@ -295,7 +415,6 @@ def relay(
         _search(unrolling, open_goals, [], depth, 0, relayed, least)
     except (_GaveUp, SolverError, z3.Z3Exception):
         pass
-    return found
 
 
 def _search(
@@ -455,4 +574,6 @@ __all__ = [
     "prefix_to",
     "prefixes",
     "relay",
+    "stepwise",
+    "stones",
 ]

@@ -18,8 +18,8 @@ from envfactory.contracts.values import FrozenMap
 from envfactory.fuzz import oracle
 from envfactory.fuzz.branches import branches
 from envfactory.fuzz.machine import Case, plans
-from envfactory.fuzz.reach import Route, goal_of, plan, plan_apart, relay
-from envfactory.fuzz.runner import RELAY_RECORDS, Session, relay_starts
+from envfactory.fuzz.reach import STONE_DEPTH, Route, goal_of, plan, plan_apart, relay, stepwise, stones
+from envfactory.fuzz.runner import RELAY_RECORDS, Session, clause_outcomes, relay_starts
 from envfactory.fuzz.targets import open_target
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -171,3 +171,85 @@ def test_a_state_the_target_gave_ids_to_is_a_start_too() -> None:
     by_length = {len(calls): state for calls, state in relay_starts(session)}
     assert by_length[2] == case.state  # the ids the target returned, as the case holds them
     assert sorted(pet["name"] for pet in by_length[2]["pets"].values()) == ["rex", "tom"]
+
+
+LADDER = """
+envfactory: "1"
+info: {title: Ladder, version: "1"}
+state:
+  rungs:
+    collection:
+      key: {type: string}
+      value:
+        type: object
+        properties: {a: {type: integer}, b: {type: integer}, c: {type: integer}, d: {type: integer}}
+        required: [a, b, c, d]
+operations:
+  make:
+    input: {type: object, properties: {name: {type: string}}, required: [name], additionalProperties: false}
+    requires: [{check: 'not (input.name in rungs)', error: {status: 409, message: exists}}]
+    effects: ['rungs[input.name] = {"a": 0, "b": 0, "c": 0, "d": 0}']
+""" + "".join(
+    f"""  {rung}:
+    input: {{type: object, properties: {{name: {{type: string}}}}, required: [name], additionalProperties: false}}
+    requires:
+      - {{check: 'input.name in rungs', error: {{status: 404, message: none}}}}
+      - {{check: '{below}', error: {{status: 409, message: the rung below first}}}}
+      - {{check: 'rungs[input.name].{rung} < 2', error: {{status: 429, message: twice}}}}
+    effects: ['rungs[input.name].{rung} = rungs[input.name].{rung} + 1']
+"""
+    for rung, below in (
+        ("a", "true"),
+        ("b", "rungs[input.name].a == 2"),
+        ("c", "rungs[input.name].b == 2"),
+        ("d", "rungs[input.name].c == 2"),
+    )
+)
+LADDER_EFFORT = 3_000_000
+"""Z3 resource units: a third of what ``plan`` takes to reach the last rung's limit from the start
+with the other goals (9.4 million), twice what ``stepwise`` takes (1.3 million)."""
+
+
+def test_stepping_stones_reach_what_planning_from_the_start_cannot_afford(tmp_path: Path) -> None:
+    """The top rung's limit is ten calls from the start (a rung made, each rung climbed twice,
+    the fourth once more). ``plan`` asks every goal at every depth, and each depth it proves
+    empty costs more than the one before; ``stepwise`` plans five calls from the start and goes
+    on from the states its routes reach, a few calls at a time."""
+    (tmp_path / "ladder.yaml").write_text(LADDER, encoding="utf-8")
+    ladder = envfactory.load(tmp_path / "ladder.yaml")
+    goals = [g for o in clause_outcomes(ladder) if (g := goal_of(o, ladder)) is not None]
+    top = ("d", 2)  # the third requires of `d` fails: climbed twice
+    assert top in goals
+    assert top not in {route.goal for route in plan(ladder, goals, effort=LADDER_EFFORT)}
+    routes = stepwise(ladder, goals, effort=LADDER_EFFORT)
+    (last,) = [route for route in routes if route.goal == top]
+    assert last.recorded >= STONE_DEPTH - 1 and last.refused  # through a stone
+    machine = Machine(ladder)
+    state = machine.initial_state()
+    for name, value in zip(last.operations[:-1], last.inputs[:-1], strict=True):
+        expect = oracle.judge(machine, state, ladder.operations[name], value)
+        assert expect.accepted and expect.post is not None
+        state = expect.post
+    refused = oracle.judge(machine, state, ladder.operations["d"], last.inputs[-1])
+    assert not refused.accepted and refused.clause == ladder.operations["d"].requires[2]
+    # and every other goal on the way, but the refusal by `a`'s `true`
+    assert {route.goal for route in routes} == set(goals) - {("a", 1)}
+
+
+def test_a_stone_is_a_state_a_route_reaches_once_with_the_shortest_calls_to_it() -> None:
+    issue, punch = ("issue", {"card": "a"}), ("punch", {"card": "a"})
+    routes = [
+        Route(("issue", "punch", "punch"), ({"card": "a"},) * 3),
+        Route(("issue", "punch"), ({"card": "a"},) * 2),
+        Route(("issue", "punch", "punch"), ({"card": "a"},) * 3),  # the same state again
+        Route(("punch",), ({"card": "x"},), refused=True),  # the initial state, where it is refused
+        Route(("issue", "punch"), ()),  # no inputs: no state known
+        Route(("issue", "punch"), ({"card": "b"}, None)),  # one input unread: no state known
+    ]
+    found = stones(PUNCH, routes)
+    assert [calls for calls, _ in found] == [(issue, punch, punch), (issue, punch), ()]
+    assert [state for _, state in found] == [
+        _reached([issue, punch, punch]),
+        _reached([issue, punch]),
+        _reached([]),
+    ]
