@@ -40,7 +40,7 @@ from envfactory.contracts.model import Contract
 from envfactory.fuzz import faults, inputs
 from envfactory.fuzz.draws import Source
 from envfactory.fuzz.findings import Finding, FindingError, Findings, error_for
-from envfactory.fuzz.runner import StopRun, Summary, pinned_constants, run_settings, seed_test
+from envfactory.fuzz.runner import StopRun, Summary, pinned_constants, run_settings, seed_test, steady_search
 from envfactory.fuzz.targets import describe_exception, load_factory
 from envfactory.statemachine.simulator import Simulator
 from envfactory.trajectory import Step
@@ -271,7 +271,7 @@ def fuzz_agent(
     runnable: Any = run_settings(max_examples, database)(test)
     seed_test(runnable, seed, f"envfactory-agent:{contract.path}:{spec}".encode() if database else None)
     try:
-        with pinned_constants(callable_agent):
+        with pinned_constants(callable_agent), steady_search():
             runnable()
     except StopRun:
         pass

@@ -30,7 +30,14 @@ from envfactory.contracts.errors import SolverError
 from envfactory.contracts.model import Contract
 from envfactory.fuzz import branches
 from envfactory.solver.bmc import Unrolling
+from envfactory.solver.deadline import bounded
 from envfactory.solver.effort import Effort
+
+# imported with the fuzzer, not by its first plan: the Z3 objects these make as they load are
+# then made before anything else, and a plan made in a worker forked later (``_apart``) came out
+# otherwise in the first run of a process than in the runs after it (the library's ThirdBook,
+# seed 1: other inputs on one of its routes, 7,390 calls against 7,407)
+from envfactory.solver.fresh import start_afresh
 
 MAX_DEPTH = 24
 """Longest prefix planned (its last call included)."""
@@ -315,9 +322,6 @@ def _apart(
 ) -> None:
     """``work(fresh, progress)`` in a forked worker whose solver state starts afresh (``fresh``;
     where there is no fork, in this process, whose state stays)."""
-    from envfactory.solver.deadline import bounded
-    from envfactory.solver.fresh import start_afresh
-
     parent = os.getpid()
 
     def task(progress: Callable[[Route], None]) -> None:

@@ -179,6 +179,45 @@ def pinned_constants(*code: Any) -> Iterator[None]:
         providers.CONSTANTS_CACHE.cache.clear()
 
 
+class _StillClock:
+    """A ``time`` module whose ``monotonic`` stands still (``steady_search``)."""
+
+    def __init__(self, clock: Any) -> None:
+        self.clock = clock
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.clock, name)
+
+    @staticmethod
+    def monotonic() -> float:
+        return 0.0
+
+
+@contextlib.contextmanager
+def steady_search() -> Iterator[None]:
+    """Hypothesis stops generating test cases ten seconds of wall time after its first failing
+    one, so on a loaded machine a run bounded by examples ran fewer cases after a finding, and
+    the same seed made other calls. For one run that clock stands still; the run's own bounds
+    (the examples, the budget, the shrinking caps) end the search after a finding.
+
+    Uses ``hypothesis.internal``: if its layout changes, the run goes on with the clock as is.
+    """
+    try:
+        from hypothesis.internal.conjecture import engine
+    except ImportError:  # pragma: no cover
+        yield
+        return
+    saved = getattr(engine, "time", None)
+    if saved is None:
+        yield  # pragma: no cover - another Hypothesis
+        return
+    engine.time = _StillClock(saved)  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        engine.time = saved
+
+
 def seed_test(test: Any, seed: int, database_key: bytes | None) -> None:
     """Seed a Hypothesis test as ``hypothesis.seed()`` does, minus its switching the database off:
     a seeded test keeps no database unless it is given a key, so one is given when there is one."""
@@ -878,7 +917,10 @@ def _run_round(
     key = f"envfactory-fuzz:{contract.path}:{getattr(target, 'spec', '')}:{session.mode}:{engine}"
     seed_test(test, seed, hashlib.sha256(key.encode()).digest() if database else None)
     try:
-        with pinned_constants(*[f for f in (getattr(target, "factory", None),) if f is not None]):
+        with (
+            pinned_constants(*[f for f in (getattr(target, "factory", None),) if f is not None]),
+            steady_search(),
+        ):
             test()
     except StopRun:
         pass
