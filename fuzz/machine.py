@@ -65,6 +65,9 @@ CORPUS_ODDS = 3
 """Two test cases in this many start from a corpus entry, once the corpus has one."""
 PREFIX_ODDS = 2
 """One test case in this many starts with a prefix the solver planned, once there are some."""
+INSERT_ODDS = 4
+"""One corpus entry or planned route in this many is replayed with one valid call of the case's
+own inserted between two of its calls (``Case.insertion``)."""
 SWARM_ODDS = 2
 """One test case in this many prefers a random subset of the operations (swarm testing: a case
 that never calls ``removeBin`` keeps its bins long enough to fill them, one that never calls
@@ -256,7 +259,8 @@ class Case:
                 self.follow(plans, session.prefixes[src.index(len(session.prefixes))], src)
             entries = session.published
             if entries and src.index(CORPUS_ODDS) != CORPUS_ODDS - 1:
-                self.resume(plans, entries[-1 - self._entry(src, len(entries))])
+                entry = entries[-1 - self._entry(src, len(entries))]
+                self.resume(plans, entry, self.insertion(len(entry), src), src)
         if self.unread:
             unread, self.unread = self.unread, ()
             if src.index(READ_ODDS) == READ_ODDS - 1:
@@ -689,30 +693,69 @@ class Case:
         target = src.index(RARITY_SCALE) / RARITY_SCALE * cumulative[-1]
         return min(bisect.bisect_right(cumulative, target), n - 1)
 
-    def resume(self, plans: list[OpPlan], entry: Sequence[Call]) -> None:
+    def resume(
+        self, plans: list[OpPlan], entry: Sequence[Call], at: int | None = None, src: Source | None = None
+    ) -> None:
         """Replay a corpus entry's calls as they were made, up to the first the model no longer
-        accepts (a target that hands out other ids this time), and go on from the state reached."""
+        accepts (a target that hands out other ids this time), and go on from the state reached;
+        with ``at``, one valid call drawn from ``src`` goes before the entry's call there, and
+        the first call after it that the model refuses now is sent all the same in adversarial
+        mode (``insertion``)."""
         session = self.session
         ops = session.contract.operations
         by_name = {plan.name: plan for plan in plans}
         last = len(entry) - 1
         for index, (name, value) in enumerate(entry):
+            if index == at and src is not None:
+                self.reading = False
+                self.insert(plans, src)
             op = ops[name]
             expect = oracle.judge(session.model, self.state, op, value)
             if not expect.accepted:
-                return
+                if at is not None and index > at and session.mode == "adversarial":
+                    self.probes += 1
+                    self.send(op, value, expect)
+                break
             self.reading = index == last  # the call that showed something new: read it back
             self.send(op, value, expect)
             self.previous = by_name.get(name)
         self.reading = False
 
+    def insertion(self, length: int, src: Source) -> int | None:
+        """Where a replayed sequence of ``length`` calls gets a call of the case's own, one
+        time in ``INSERT_ODDS``: before one of its calls but the first; None for no insertion
+        (what it shrinks to).
+
+        A replay extends a state at its end, but some states differ from a reached one by a call
+        in the middle: a member added as an admin and made a viewer before the move that asks
+        who may move (an implementation that judges the role the member was added with lets the
+        move in), a quota changed between a create and a restart. The calls after the insertion
+        are the replay's, sent as recorded; the first the model refuses now is a call the
+        insertion turned, a probe (``_turned`` sends one from the case's own calls). Greybox
+        fuzzers of system calls mutate their corpus the same way (syzkaller's inserted call)."""
+        if length < 2 or src.index(INSERT_ODDS) != INSERT_ODDS - 1:
+            return None
+        return 1 + src.index(length - 1)
+
+    def insert(self, plans: list[OpPlan], src: Source) -> None:
+        """One valid call of an operation the state may enable (``insertion``)."""
+        enabled = [p for p in plans if p.steer.possible(self.state)] or plans
+        plan = enabled[src.index(len(enabled))]
+        self.previous = plan
+        self.valid(plan, src)
+
     def follow(self, plans: list[OpPlan], route: Route, src: Source) -> None:
         """Call the operations of a planned prefix in order: half the time each with the input
         the solver planned where the model accepts it (the refused last call of a route to a
         limit as planned: it is the probe), else with one drawn as a valid-intent step draws it
-        (so keys, ids and thresholds follow the target's own state). A route relayed from a
-        corpus entry (``reach.relay``) replays the entry's calls as recorded first."""
+        (so keys, ids and thresholds follow the target's own state); one time in
+        ``INSERT_ODDS``, with a call of the case's own between two of them (``insertion``). A
+        route relayed from a corpus entry (``reach.relay``) replays the entry's calls as
+        recorded first (an insertion goes among the calls planned from there)."""
         by_name = {plan.name: plan for plan in plans}
+        # among the planned calls: the recorded ones are the state the rest was planned from
+        at = self.insertion(len(route.operations) - route.recorded, src)
+        at = None if at is None else at + route.recorded
         if route.recorded:  # a corpus entry first, as ``resume`` replays one
             before = len(self.accepted)
             self.resume(plans, tuple(zip(route.operations, route.inputs, strict=False))[: route.recorded])
@@ -723,12 +766,16 @@ class Case:
         for index, (name, value) in enumerate(zip(route.operations, inputs, strict=True)):
             if index < route.recorded:
                 continue
+            if index == at:
+                self.insert(plans, src)
             plan = by_name[name]
             self.reading = index == last  # the call that reached the goal: read it back
             if value is not None:
                 expect = oracle.judge(self.session.model, self.state, plan.op, value)
-                wanted = index == last and route.refused and self.session.mode == "adversarial"
-                if expect.accepted or (wanted and expect.kind == "precondition"):
+                wanted = (index == last and route.refused) or (at is not None and index > at)
+                if expect.accepted or (
+                    wanted and self.session.mode == "adversarial" and expect.kind == "precondition"
+                ):
                     self.send(plan.op, value, expect)
                     continue
             self.valid(plan, src)
