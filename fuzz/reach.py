@@ -29,8 +29,8 @@ from envfactory.contracts import ir
 from envfactory.contracts.errors import SolverError
 from envfactory.contracts.model import Contract
 from envfactory.fuzz import branches
+from envfactory.solver import deadline
 from envfactory.solver.bmc import Unrolling
-from envfactory.solver.deadline import bounded
 from envfactory.solver.effort import Effort
 
 # imported with the fuzzer, not by its first plan: the Z3 objects these make as they load are
@@ -330,7 +330,7 @@ def _apart(
             start_afresh()
         work(fresh, progress)
 
-    bounded(task, seconds, progress=report)
+    deadline.bounded(task, seconds, progress=report)
 
 
 Start = tuple[Sequence[tuple[str, Any]], Mapping[str, Any]]

@@ -700,7 +700,13 @@ def test_a_route_planned_in_a_worker_has_the_same_inputs_whatever_was_asked_befo
     assert solver.check() == z3.sat
     plan(envfactory.load(IMPLS / "courier.yaml"), [("signup", None), ("send", 1)], effort=10**7)
     again = planned()
-    assert [(r.operations, r.inputs) for r in again] == [(r.operations, r.inputs) for r in first]
+    # the routes planned from the initial state; a route relayed from a stepping stone goes
+    # through the stone the solver's model chose, which may differ after other solver work in
+    # the process (docs/fuzzing.md, session 28), to the same goal in as many calls
+    assert [(r.operations, r.inputs) for r in again if not r.recorded] == [
+        (r.operations, r.inputs) for r in first if not r.recorded
+    ]
+    assert [(r.goal, len(r.operations)) for r in again] == [(r.goal, len(r.operations)) for r in first]
     assert [len(r.operations) for r in first] == [3, 4, 7] and all(r.inputs for r in first)
 
 
@@ -756,11 +762,16 @@ def _reads_after_the_entry(cls: str, seeds: int) -> tuple[int, int]:
     return resumed, found
 
 
-def test_a_case_reads_back_what_the_call_ending_its_corpus_entry_changed() -> None:
+def test_a_case_reads_back_what_the_call_ending_its_corpus_entry_changed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """A corpus entry ends with the call that showed something new. A case that starts from it
     reads back a record that call changed, half the time, with a read operation naming it: here
     the show, whose waitlist a stack-minded target got wrong, or the customer refunded. A step
     drawn at random names that show with ``show`` about once in a dozen."""
+    from envfactory.fuzz import machine
+
+    monkeypatch.setattr(machine, "INSERT_ODDS", 10**9)  # the entry replayed as it is
     resumed, found = _reads_after_the_entry("WaitlistAsStack", 120)
     assert 60 <= resumed <= 100  # two cases in three start from the entry
     assert found >= resumed / 6  # a read in two, of the show or the customer, and chance
