@@ -686,7 +686,7 @@ def test_a_run_bounded_by_examples_makes_the_same_calls_on_a_loaded_machine(
     def run() -> Summary:
         contract = envfactory.load(IMPLS / "quota.yaml")
         target = open_target(f"python:{IMPLS / 'quota_impl.py'}:{QUOTA_BUG}", contract)
-        return fuzz(contract, target, seed=0, max_examples=80)
+        return fuzz(contract, target, seed=0, max_examples=40)
 
     idle = run()
     assert idle.findings
