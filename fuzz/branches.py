@@ -268,8 +268,9 @@ def find(contract: Contract, outcome: str) -> tuple[Branch, str] | None:
     """The branch an outcome name (``Branch.outcomes``) belongs to, if it names one."""
     name, _, what = outcome.rpartition(": ")
     words = what.split()
-    if name not in contract.operations or len(words) < 3 or words[0] not in ("condition", "requires"):
-        return None
+    bound = words[:1] == ["requires"] and "bound" in words
+    if name not in contract.operations or len(words) < 3 or not (words[0] == "condition" or bound):
+        return None  # a refusal (``requires k fails``) is none: no condition is built to say so
     for branch in conditions(contract.operations[name], contract):
         if outcome in branch.outcomes:
             return branch, outcome

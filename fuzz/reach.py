@@ -248,9 +248,9 @@ def stones(contract: Contract, routes: Iterable[Route]) -> list[Start]:
     once, with the shortest calls to it, as starts for ``relay``. A route whose inputs the
     model could not give, or with a call whose effects read the target's output (an id it
     assigns), reaches no state known here."""
-    from envfactory.contracts.errors import EvaluationError
     from envfactory.contracts.semantics import Machine
     from envfactory.contracts.state import initial_state
+    from envfactory.fuzz import oracle
 
     machine = Machine(contract)
     initial = initial_state(contract)
@@ -259,19 +259,22 @@ def stones(contract: Contract, routes: Iterable[Route]) -> list[Start]:
         names = route.operations[:-1] if route.refused else route.operations
         if len(route.inputs) != len(route.operations):
             continue
-        state = initial
+        state: Any = initial
         calls: list[tuple[str, Any]] = []
         try:
             for name, value in zip(names, route.inputs, strict=False):
+                # the replay's own judgement (``Case.resume``): a call it would not send, or
+                # whose state comes from the target's output, reaches no state known here
                 op = contract.operations[name]
-                if value is None or op.reads_output or machine.check_requires(state, op, value) is not None:
+                expect = None if value is None else oracle.judge(machine, state, op, value)
+                if expect is None or expect.post is None:
                     break
-                state = machine.apply(state, op, value)
+                state = expect.post
                 calls.append((name, value))
             else:
                 if (known := reached.get(state)) is None or len(known[0]) > len(calls):
                     reached[state] = (tuple(calls), state)
-        except (EvaluationError, TypeError, KeyError, ValueError):
+        except (TypeError, KeyError, ValueError):
             continue
     return list(reached.values())
 

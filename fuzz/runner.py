@@ -366,7 +366,8 @@ class Session:
         self.outcomes: set[str] = set()
         self.all_outcomes = clause_outcomes(closed)
         self.open_branches = {name: conditions(op, closed) for name, op in closed.operations.items()}
-        """The conditions of each operation's effects with a way through not yet covered."""
+        """The conditions of each operation (its effects' ways, its requires' bounds) with an
+        outcome not yet covered."""
         self.aims: dict[str, tuple[tuple[str, Compiled], ...]] = {}
         """Per operation, the ways through its effects not yet covered that one key field
         decides: the field, and what the call must satisfy (``Case._aimed``)."""
