@@ -40,6 +40,7 @@ from envfactory.contracts.evaluator import Env
 from envfactory.contracts.interpreter import Interpreter
 from envfactory.solver import maps
 from envfactory.solver.affixes import Affixes, has
+from envfactory.solver.ranks import Ranks
 from envfactory.solver.symbolic import (
     NULL,
     Atom,
@@ -225,6 +226,8 @@ class Encoder:
         self.affixes = Affixes({})
         """The literal prefixes and suffixes abstract strings are tested against (``affixes``):
         none unless a ``Transition`` collected the contract's in its dry run."""
+        self.ranks = Ranks()
+        """The order of abstract strings (``ranks``)."""
         self._dispatch: dict[type[ir.Expr], Callable[[Any, SymEnv], Encoded]] = {
             t: getattr(self, "_" + t.__name__) for t in ir.NODE_TYPES if hasattr(self, "_" + t.__name__)
         }
@@ -585,11 +588,14 @@ class Encoder:
 
     def order(self, op: str, a: SVal, b: SVal) -> Encoded:
         no_opaque(a, b)
-        no_atoms(a, b)
         values: list[Term] = []
         oks: list[Term] = []
         for guard, x, y in case_pairs(a, b):
-            if (_number(x) and _number(y)) or (isinstance(x, Str) and isinstance(y, Str)):
+            if isinstance(x, Atom) or isinstance(y, Atom):
+                if isinstance(x, Atom | Str) and isinstance(y, Atom | Str):
+                    values.append(and_(guard, self.ranks.compare(op, atom_term(x), atom_term(y))))
+                    oks.append(guard)
+            elif (_number(x) and _number(y)) or (isinstance(x, Str) and isinstance(y, Str)):
                 values.append(and_(guard, arith(op, term_of(x), term_of(y))))
                 oks.append(guard)
         return Encoded(Bool(or_all(values)), or_all(oks))

@@ -20,7 +20,7 @@ import itertools
 
 import z3
 
-from envfactory.solver import affixes, feasibility, schema, symbolic
+from envfactory.solver import affixes, feasibility, ranks, schema, symbolic
 
 
 def start_afresh() -> None:
@@ -33,6 +33,7 @@ def start_afresh() -> None:
     schema.PRINTABLE = schema.printable()
     feasibility._QUICK = feasibility.quick()
     affixes._instances = itertools.count()
+    ranks._instances = itertools.count()
 
 
 __all__ = ["start_afresh"]

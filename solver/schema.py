@@ -12,11 +12,12 @@ is not trusted, and the concrete re-check of every witness catches a completion 
 
 from __future__ import annotations
 
+import bisect
 import functools
 import random
 import re
 import string
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import z3
@@ -24,6 +25,7 @@ import z3
 from envfactory.contracts.values import is_number, json_type
 from envfactory.solver.affixes import Affixes
 from envfactory.solver.encode import Encoder, Tracker
+from envfactory.solver.ranks import Ranks, text_rank
 from envfactory.solver.regex import RegexUnsupported, to_z3_regex
 from envfactory.solver.symbolic import (
     LITERAL_TEXTS,
@@ -612,11 +614,12 @@ def atom_texts(
     atoms: Iterable[tuple[Term, Any]],
     affixes: Affixes | None = None,
     timeout: float = 30.0,
+    ranks: Ranks | None = None,
 ) -> dict[int, str]:
     """Texts for the identities a model gave abstract strings that are no literal's: one per
     identity, satisfying the schema of every value holding it (read by ``Schemas`` like any
     string's), plain words where no pattern says otherwise, different from each other and from
-    every literal. Z3 looks for them within ``ATOM_UNITS`` (``timeout`` seconds only guard it);
+    every literal, in the order the model ranked them (``ranks``). Z3 looks for them within ``ATOM_UNITS`` (``timeout`` seconds only guard it);
     where it finds none, texts are drawn from the patterns (``_drawn_texts``). Identities neither
     fills are left out (``read`` writes ``s<id>``, which the concrete re-check judges)."""
     groups: dict[int, list[Any]] = {}
@@ -632,6 +635,11 @@ def atom_texts(
     words = [z3.StringVal(t) for t in LITERALS]
     # the prefix and suffix classes the model chose (``affixes``): part of each text's schema
     classes = {ident: affixes.classes(model, ident) if affixes else [] for ident in groups}
+    placings = _ordering(model, groups, ranks) if ranks is not None and ranks.used else []
+    if placings:
+        ordered = _ordered_texts(placings, groups, affixes, classes)
+        if ordered is not None:
+            return ordered
     for alphabet in (z3.Plus(z3.Range("a", "z")), PRINTABLE):  # plain words first
         solver = z3.Solver()
         solver.set("rlimit", max(1, ATOM_UNITS // 2))
@@ -651,10 +659,51 @@ def atom_texts(
             solver.add(*(var != word for word in words))
         if len(texts) > 1:
             solver.add(z3.Distinct(*texts.values()))
+        solver.add(*_ranked(placings, texts))
         if solver.check() == z3.sat:
             found = solver.model()
             return {ident: evaluated(found, var).as_string() for ident, var in texts.items()}
     return _drawn_texts(groups, affixes, classes)
+
+
+Placing = tuple[int, str | None, str | None, int | None]
+"""A fresh identity, the literals its text comes after and before, and the identity before it."""
+
+
+def _ordering(model: z3.ModelRef, groups: Mapping[int, list[Any]], ranks: Ranks) -> list[Placing]:
+    """The fresh identities of ``groups`` in the order ``model`` ranked their strings, each
+    placed between the nearest literals that fit its schemas and after the nearest identity
+    under the same patterns (or none).
+
+    Only strings that can be compared are ordered. A model ranks every identity, compared or
+    not, and an id ranked between two dates cannot be a word between them; where a contract
+    compares two strings, they are of one field's schema, or a literal that fits it."""
+    literals = sorted((text_rank(text), lit, text) for lit, text in LITERAL_TEXTS.items())
+    last: dict[tuple[str, ...], int] = {}
+    out: list[Placing] = []
+    for rank, ident in sorted((ranks.value(model, i), i) for i in groups):
+        schemas = groups[ident]
+        fits = [(r, lit, t) for r, lit, t in literals if all(literal_fits(t, s) for s in schemas)]
+        at = bisect.bisect_left(fits, (rank, ident, ""))
+        before = fits[at - 1][2] if at > 0 else None
+        after = fits[at][2] if at < len(fits) else None
+        patterns = tuple(sorted({s["pattern"] for s in schemas if isinstance(s, Mapping) and "pattern" in s}))
+        out.append((ident, before, after, last.get(patterns)))
+        last[patterns] = ident
+    return out
+
+
+def _ranked(placings: list[Placing], texts: Mapping[int, z3.SeqRef]) -> list[z3.BoolRef]:
+    """Z3 strings placed as ``_ordering`` placed their identities."""
+    parts = []
+    for ident, before, after, previous in placings:
+        if previous is not None:
+            parts.append(texts[previous] < texts[ident])
+        if before is not None:
+            parts.append(z3.StringVal(before) < texts[ident])
+        if after is not None:
+            parts.append(texts[ident] < z3.StringVal(after))
+    return parts
 
 
 def _drawn_texts(
@@ -671,25 +720,69 @@ def _drawn_texts(
     taken = set(LITERALS)
     texts: dict[int, str] = {}
     for ident, schemas in sorted(groups.items()):
-        rng = random.Random(ident)
-        patterns = [
-            s["pattern"] for s in schemas if isinstance(s, Mapping) and isinstance(s.get("pattern"), str)
-        ]
-        wanted = classes.get(ident, []) if classes else []
-        for attempt in range(tries):
-            if patterns:
-                text = sample_regex(patterns[0], rng)
-            else:
-                text = "".join(rng.choice(string.ascii_lowercase) for _ in range(1 + attempt % 12))
-                if affixes is not None and wanted:
-                    text = affixes.shaped(text, wanted)
-            if affixes is not None and text is not None and not affixes.fits(text, wanted):
-                continue
-            if text is not None and text not in taken and all(literal_fits(text, s) for s in schemas):
+        for text in _candidates(ident, schemas, affixes, classes, tries):
+            if text not in taken:
                 texts[ident] = text
                 taken.add(text)
                 break
     return texts
+
+
+def _ordered_texts(
+    placings: list[Placing],
+    groups: Mapping[int, list[Any]],
+    affixes: Affixes | None,
+    classes: Mapping[int, list[tuple[str, int]]],
+    tries: int = 64,
+) -> dict[int, str] | None:
+    """Texts drawn as ``_drawn_texts`` draws them, placed as ``_ordering`` placed their
+    identities: each the least of its candidates after the text before it and the literal
+    before it, and before the literal after it (the least leaves the most room for the ones
+    after). Cheaper than Z3's strings by far where patterns meet an order (dates as ISO texts:
+    seconds there, a millisecond here). An identity no candidate can be placed for was not
+    compared, most likely (a model ranks every identity: an id may come out below every date),
+    and takes its first candidate; the replay judges the rest. None where an identity has no
+    candidate at all (Z3 is asked then)."""
+    taken = set(LITERALS)
+    texts: dict[int, str] = {}
+    placed: dict[int, str] = {}
+    for ident, before, after, previous in placings:
+        floor = max((t for t in (before, placed.get(previous)) if t is not None), default=None)  # type: ignore[arg-type]
+        drawn = [t for t in _candidates(ident, groups[ident], affixes, classes, tries) if t not in taken]
+        fitting = [t for t in drawn if (floor is None or floor < t) and (after is None or t < after)]
+        if not drawn:
+            return None
+        if fitting:
+            placed[ident] = min(fitting)
+        texts[ident] = placed.get(ident, drawn[0])
+        taken.add(texts[ident])
+    return texts
+
+
+def _candidates(
+    ident: int,
+    schemas: list[Any],
+    affixes: Affixes | None,
+    classes: Mapping[int, list[tuple[str, int]]] | None,
+    tries: int,
+) -> Iterator[str]:
+    """Up to ``tries`` texts for an identity, drawn from its first pattern (seeded by the
+    identity) or as plain words with the affixes its classes ask for, each fitting every schema
+    holding the identity and its classes."""
+    rng = random.Random(ident)
+    patterns = [s["pattern"] for s in schemas if isinstance(s, Mapping) and isinstance(s.get("pattern"), str)]
+    wanted = classes.get(ident, []) if classes else []
+    for attempt in range(tries):
+        if patterns:
+            text = sample_regex(patterns[0], rng)
+        else:
+            text = "".join(rng.choice(string.ascii_lowercase) for _ in range(1 + attempt % 12))
+            if affixes is not None and wanted:
+                text = affixes.shaped(text, wanted)
+        if affixes is not None and text is not None and not affixes.fits(text, wanted):
+            continue
+        if text is not None and all(literal_fits(text, s) for s in schemas):
+            yield text
 
 
 def _schema_enum(schema: Any) -> list[str]:

@@ -133,7 +133,7 @@ class Transition:
         for value in values:
             read_value(value, model, None, held)
         atoms = [(t, schema) for t, schema in self.atoms if t.get_id() in held]
-        texts = atom_texts(model, atoms, self.encoder.affixes)
+        texts = atom_texts(model, atoms, self.encoder.affixes, ranks=self.encoder.ranks)
         return lambda value: read_value(value, model, texts)
 
     def initial(self, state: SymState, overrides: Mapping[str, Any] | None = None) -> z3.BoolRef:
