@@ -87,5 +87,6 @@ def test_each_planted_bug_shows_at_its_stated_depth(bug: str) -> None:
     assert shows_last(depot_impl.Depot(), getattr(depot_impl, bug)(), trace)
 
 
+@pytest.mark.usefixtures("light_planner")
 def test_the_correct_depot_has_no_finding() -> None:
     assert findings("depot", "Depot", 300) == ()
