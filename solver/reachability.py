@@ -1,6 +1,7 @@
 """Reachability findings: what ``envfactory check`` adds to the lint findings.
 
-``reachability_findings(contract)`` reports operations never enabled from the initial state,
+``reachability_findings(contract)`` reports operations never enabled from the initial state
+(or only in states larger than the graph's),
 dead-end abstract states, goals that can never be reached, and invariants that are not inductive
 (an operation can break them from a state where every invariant holds). Each is a question to Z3:
 the first two are read off the state graph that ``solver.graph`` builds, the last two are a
@@ -28,6 +29,10 @@ from envfactory.statemachine.graph import dead_ends, never_enabled
 
 REACH_UNITS = 200_000_000
 """Z3 resource units for all of ``check``'s questions (the bundled contracts take under 1%)."""
+GRAPH_SLOTS = 2
+"""Entries per collection in the graph's states (``solver.graph.compile``'s default)."""
+ROOM_SLOTS = 4
+"""Entries per collection an operation the graph never enables is tried with once more."""
 
 
 def reachability_findings(
@@ -36,8 +41,9 @@ def reachability_findings(
     """Reachability findings, in a stable order (see the module docstring).
 
     Every question has a share of ``units`` of Z3 effort, not of the clock, so that the findings
-    are the same on a busy machine as on an idle one (the graph half, the relaxed graph a
-    quarter, the goals and invariants the last quarter between them); one the solver cannot
+    are the same on a busy machine as on an idle one (the graph half, the relaxed graph and the
+    operations tried with more room an eighth each, the goals and invariants the last quarter
+    between them); one the solver cannot
     settle in its share gives no finding. ``timeout`` seconds guard each question.
     """
     findings: list[Finding] = []
@@ -47,9 +53,23 @@ def reachability_findings(
         graph = None
     if graph is not None:
         never = never_enabled(graph, contract)
-        unmet = _ensures_never_met(contract, never, Effort(units // 4, timeout))
+        unmet = _ensures_never_met(contract, never, Effort(units // 8, timeout))
+        room = Effort(units // 8, timeout)
         for name in never:
             op = contract.operations[name]
+            if name not in unmet and _needs_room(contract, name, room):
+                findings.append(
+                    Finding(
+                        "needs_room",
+                        "info",
+                        f"operation {name!r} is enabled in no state with at most {GRAPH_SLOTS} entries per "
+                        f"collection, the states `envfactory graph` draws, but is with {ROOM_SLOTS}: the "
+                        f"graph does not show it",
+                        op.loc,
+                        name,
+                    )
+                )
+                continue
             if name in unmet:
                 findings.append(
                     Finding(
@@ -147,6 +167,28 @@ def _ensures_never_met(contract: Contract, names: list[str], effort: Effort) -> 
     except SolverError:
         return set()
     return set(suspects) - set(never_enabled(relaxed, contract))
+
+
+def _needs_room(contract: Contract, name: str, effort: Effort) -> bool:
+    """Whether the graph's bound is what keeps ``name`` from being enabled: from some state
+    where every invariant holds, it can be called with ``ROOM_SLOTS`` entries per collection
+    and not with ``GRAPH_SLOTS`` (a move between two projects by a member of both: three
+    members). An operation no state enables at either size (a count below zero) is a real
+    never-enabled one, and the warning stands."""
+
+    def callable_with(slots: int) -> bool | None:
+        try:
+            unrolling = Unrolling(
+                contract, slots=slots, initial=False, timeout=effort.timeout, effort=effort, tag=f"r{slots}"
+            )
+            unrolling.add(unrolling.invariants(unrolling.states[0]))
+            unrolling.extend()
+            result = unrolling.check(unrolling.selectors[0] == unrolling.ops.index(name))
+        except SolverError:
+            return None
+        return None if result == z3.unknown else result == z3.sat
+
+    return callable_with(GRAPH_SLOTS) is False and callable_with(ROOM_SLOTS) is True
 
 
 def _goal_unreachable(contract: Contract, goal: Clause, effort: Effort) -> bool:

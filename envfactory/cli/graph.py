@@ -64,7 +64,10 @@ def command(
         markup=False,
     )
     for op in never_enabled(graph, loaded):
-        stdout.print(f"  operation {safe_text(op)} is never enabled", markup=False)
+        stdout.print(
+            f"  operation {safe_text(op)} is never enabled (in states of at most {slots} entries per collection)",
+            markup=False,
+        )
     for node in dead_ends(graph):
         stdout.print(f"  dead end: {node} ({safe_text(graph.nodes[node]['label'])})", markup=False)
     if cover_file is not None:

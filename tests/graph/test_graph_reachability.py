@@ -55,3 +55,47 @@ def test_a_warning_parenthesises_an_or_among_several_requires(tmp_path: Path) ->
     door = write_contract(tmp_path, "door", text)
     (warning,) = [f for f in reachability_findings(door) if f.kind == "never_enabled"]
     assert warning.message.endswith("satisfies its requires ((uses < 0 or uses < -1) and broken)")
+
+
+ROOMS = """
+envfactory: "1"
+info: {title: Rooms, version: "1"}
+state:
+  rooms:
+    collection:
+      key: {type: string}
+      value: {type: object, properties: {size: {type: integer}}, required: [size]}
+operations:
+  make:
+    input: {type: object, properties: {room: {type: string}}, required: [room], additionalProperties: false}
+    requires: [{check: 'not (input.room in rooms)', error: {status: 409, message: exists}}]
+    effects: ['rooms[input.room] = {"size": 1}']
+  merge:
+    input:
+      type: object
+      properties: {a: {type: string}, b: {type: string}, c: {type: string}}
+      required: [a, b, c]
+      additionalProperties: false
+    requires:
+      - check: 'input.a in rooms and input.b in rooms and input.c in rooms and input.a != input.b and input.b != input.c and input.a != input.c'
+        error: {status: 404, message: three rooms}
+    effects: ['rooms[input.a].size = 3']
+  shrink:
+    input: {type: object, properties: {room: {type: string}}, required: [room], additionalProperties: false}
+    requires: [{check: 'input.room in rooms and rooms[input.room].size < 0', error: {status: 409, message: never}}]
+    effects: ['rooms[input.room].size = 0']
+invariants: ['all(rooms[r].size >= 1 for r in rooms)']
+"""
+
+
+def test_an_operation_that_needs_more_entries_than_the_graph_has_is_not_called_never_enabled(
+    tmp_path: Path,
+) -> None:
+    """Three distinct rooms are more than the graph's two entries per collection: the graph has
+    no edge for ``merge``, which three calls reach. ``shrink`` needs a size below zero, which
+    no state where the invariant holds has, at any size: that warning stands."""
+    rooms = write_contract(tmp_path, "rooms", ROOMS)
+    found = {f.operation: f for f in reachability_findings(rooms) if f.operation}
+    assert found["merge"].kind == "needs_room" and found["merge"].severity == "info"
+    assert "at most 2 entries per collection" in found["merge"].message
+    assert found["shrink"].kind == "never_enabled" and found["shrink"].severity == "warning"
