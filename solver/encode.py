@@ -40,7 +40,7 @@ from envfactory.contracts.evaluator import Env
 from envfactory.contracts.interpreter import Interpreter
 from envfactory.solver import maps
 from envfactory.solver.affixes import Affixes, has
-from envfactory.solver.ranks import Ranks
+from envfactory.solver.measures import Lengths, Ranks
 from envfactory.solver.symbolic import (
     NULL,
     Atom,
@@ -227,7 +227,9 @@ class Encoder:
         """The literal prefixes and suffixes abstract strings are tested against (``affixes``):
         none unless a ``Transition`` collected the contract's in its dry run."""
         self.ranks = Ranks()
-        """The order of abstract strings (``ranks``)."""
+        """The order of abstract strings (``measures``)."""
+        self.lengths = Lengths()
+        """The lengths of abstract strings (``measures``)."""
         self._dispatch: dict[type[ir.Expr], Callable[[Any, SymEnv], Encoded]] = {
             t: getattr(self, "_" + t.__name__) for t in ir.NODE_TYPES if hasattr(self, "_" + t.__name__)
         }
@@ -654,11 +656,12 @@ class Encoder:
 
     def length(self, v: SVal) -> Encoded:
         no_opaque(v)
-        no_atoms(v)
         out: list[tuple[Term, SVal]] = []
         oks: list[Term] = []
         for g, o in cases(v):
-            if isinstance(o, Str):
+            if isinstance(o, Atom):
+                out.append((g, Int(self.lengths.of(o.t))))
+            elif isinstance(o, Str):
                 out.append((g, Int(self._strlen(o.t))))
             elif isinstance(o, Lst):
                 out.append((g, Int(o.length)))

@@ -20,7 +20,7 @@ import itertools
 
 import z3
 
-from envfactory.solver import affixes, feasibility, ranks, schema, symbolic
+from envfactory.solver import affixes, feasibility, measures, schema, symbolic
 
 
 def start_afresh() -> None:
@@ -33,7 +33,7 @@ def start_afresh() -> None:
     schema.PRINTABLE = schema.printable()
     feasibility._QUICK = feasibility.quick()
     affixes._instances = itertools.count()
-    ranks._instances = itertools.count()
+    measures._instances = itertools.count()
 
 
 __all__ = ["start_afresh"]

@@ -25,7 +25,7 @@ import z3
 from envfactory.contracts.values import is_number, json_type
 from envfactory.solver.affixes import Affixes
 from envfactory.solver.encode import Encoder, Tracker
-from envfactory.solver.ranks import Ranks, text_rank
+from envfactory.solver.measures import Lengths, Ranks, text_rank
 from envfactory.solver.regex import RegexUnsupported, to_z3_regex
 from envfactory.solver.symbolic import (
     LITERAL_TEXTS,
@@ -431,6 +431,12 @@ class Schemas:
                 parts.append(True if fits is None else fits)
             if isinstance(schema.get("maxLength"), int):
                 parts.append(self.encoder.affixes.within(o.t, schema["maxLength"]))
+            if self.encoder.lengths.used and is_sym(o.t):
+                n = self.encoder.lengths.of(o.t)
+                if isinstance(schema.get("minLength"), int):
+                    parts.append(arith(">=", n, schema["minLength"]))
+                if isinstance(schema.get("maxLength"), int):
+                    parts.append(arith("<=", n, schema["maxLength"]))
         elif isinstance(o, Map):
             raise Unsupported("a state collection checked against a schema")
         return and_(*parts)
@@ -615,13 +621,16 @@ def atom_texts(
     affixes: Affixes | None = None,
     timeout: float = 30.0,
     ranks: Ranks | None = None,
+    lengths: Lengths | None = None,
 ) -> dict[int, str]:
     """Texts for the identities a model gave abstract strings that are no literal's: one per
     identity, satisfying the schema of every value holding it (read by ``Schemas`` like any
     string's), plain words where no pattern says otherwise, different from each other and from
-    every literal, in the order the model ranked them (``ranks``). Z3 looks for them within ``ATOM_UNITS`` (``timeout`` seconds only guard it);
-    where it finds none, texts are drawn from the patterns (``_drawn_texts``). Identities neither
-    fills are left out (``read`` writes ``s<id>``, which the concrete re-check judges)."""
+    every literal, in the order and of the lengths the model gave them where the contract
+    orders or measures strings (``measures``: drawn first, ``_measured_texts``). Z3 looks for
+    them within ``ATOM_UNITS`` (``timeout`` seconds only guard it); where it finds none, texts
+    are drawn from the patterns (``_drawn_texts``). Identities neither fills are left out
+    (``read`` writes ``s<id>``, which the concrete re-check judges)."""
     groups: dict[int, list[Any]] = {}
     for ident, schema in atoms:
         value = evaluated(model, ident)
@@ -635,11 +644,14 @@ def atom_texts(
     words = [z3.StringVal(t) for t in LITERALS]
     # the prefix and suffix classes the model chose (``affixes``): part of each text's schema
     classes = {ident: affixes.classes(model, ident) if affixes else [] for ident in groups}
-    placings = _ordering(model, groups, ranks) if ranks is not None and ranks.used else []
-    if placings:
-        ordered = _ordered_texts(placings, groups, affixes, classes)
-        if ordered is not None:
-            return ordered
+    ordered = ranks is not None and ranks.used
+    sizes = {i: lengths.length(model, i) for i in groups} if lengths is not None and lengths.used else {}
+    placings = _ordering(model, groups, ranks) if ranks is not None and ordered else []
+    if ordered or sizes:
+        placings = placings or [(i, None, None, None) for i in sorted(groups)]
+        measured = _measured_texts(placings, groups, affixes, classes, sizes)
+        if measured is not None:
+            return measured
     for alphabet in (z3.Plus(z3.Range("a", "z")), PRINTABLE):  # plain words first
         solver = z3.Solver()
         solver.set("rlimit", max(1, ATOM_UNITS // 2))
@@ -655,11 +667,14 @@ def atom_texts(
                     solver.add(to_z3(reader._kind_keywords(Str(var), schema, 0)))
                     patterned = patterned or "pattern" in schema
             if not patterned:
-                solver.add(z3.InRe(var, alphabet), z3.Length(var) <= 12)
+                solver.add(z3.InRe(var, alphabet), z3.Length(var) <= max(12, sizes.get(ident, 0)))
+            if ident in sizes:
+                solver.add(z3.Length(var) == sizes[ident])
             solver.add(*(var != word for word in words))
         if len(texts) > 1:
             solver.add(z3.Distinct(*texts.values()))
-        solver.add(*_ranked(placings, texts))
+        if ordered:
+            solver.add(*_ranked(placings, texts))
         if solver.check() == z3.sat:
             found = solver.model()
             return {ident: evaluated(found, var).as_string() for ident, var in texts.items()}
@@ -678,10 +693,10 @@ def _ordering(model: z3.ModelRef, groups: Mapping[int, list[Any]], ranks: Ranks)
     Only strings that can be compared are ordered. A model ranks every identity, compared or
     not, and an id ranked between two dates cannot be a word between them; where a contract
     compares two strings, they are of one field's schema, or a literal that fits it."""
-    literals = sorted((text_rank(text), lit, text) for lit, text in LITERAL_TEXTS.items())
+    literals = sorted((text_rank(text), lit, text) for lit, text in LITERAL_TEXTS.items() if ranks.mine(lit))
     last: dict[tuple[str, ...], int] = {}
     out: list[Placing] = []
-    for rank, ident in sorted((ranks.value(model, i), i) for i in groups):
+    for rank, ident in sorted((ranks.rank(model, i), i) for i in groups):
         schemas = groups[ident]
         fits = [(r, lit, t) for r, lit, t in literals if all(literal_fits(t, s) for s in schemas)]
         at = bisect.bisect_left(fits, (rank, ident, ""))
@@ -728,32 +743,38 @@ def _drawn_texts(
     return texts
 
 
-def _ordered_texts(
+def _measured_texts(
     placings: list[Placing],
     groups: Mapping[int, list[Any]],
     affixes: Affixes | None,
     classes: Mapping[int, list[tuple[str, int]]],
+    sizes: Mapping[int, int],
     tries: int = 64,
 ) -> dict[int, str] | None:
-    """Texts drawn as ``_drawn_texts`` draws them, placed as ``_ordering`` placed their
-    identities: each the least of its candidates after the text before it and the literal
-    before it, and before the literal after it (the least leaves the most room for the ones
-    after). Cheaper than Z3's strings by far where patterns meet an order (dates as ISO texts:
-    seconds there, a millisecond here). An identity no candidate can be placed for was not
-    compared, most likely (a model ranks every identity: an id may come out below every date),
-    and takes its first candidate; the replay judges the rest. None where an identity has no
-    candidate at all (Z3 is asked then)."""
+    """Texts drawn as ``_drawn_texts`` draws them (plain words of the length the model gave),
+    placed as ``_ordering`` placed their identities: each the least of its candidates after the
+    text before it and the literal before it, before the literal after it (the least leaves the
+    most room for the ones after), and of its length. Cheaper than Z3's strings by far where
+    patterns meet an order (dates as ISO texts: seconds there, a millisecond here). A model
+    measures every identity, compared or not (an id may come out below every date, a date three
+    characters long); one no candidate fits was most likely not measured, and takes the
+    candidate that keeps the order, or else the first; the replay judges the rest. None where
+    an identity has no candidate at all (Z3 is asked then)."""
     taken = set(LITERALS)
     texts: dict[int, str] = {}
     placed: dict[int, str] = {}
     for ident, before, after, previous in placings:
         floor = max((t for t in (before, placed.get(previous)) if t is not None), default=None)  # type: ignore[arg-type]
-        drawn = [t for t in _candidates(ident, groups[ident], affixes, classes, tries) if t not in taken]
-        fitting = [t for t in drawn if (floor is None or floor < t) and (after is None or t < after)]
+        size = sizes.get(ident)
+        drawn = [
+            t for t in _candidates(ident, groups[ident], affixes, classes, tries, size) if t not in taken
+        ]
         if not drawn:
             return None
-        if fitting:
-            placed[ident] = min(fitting)
+        in_order = [t for t in drawn if (floor is None or floor < t) and (after is None or t < after)]
+        sized = [t for t in in_order if size is None or len(t) == size]
+        if in_order:
+            placed[ident] = min(sized or in_order)
         texts[ident] = placed.get(ident, drawn[0])
         taken.add(texts[ident])
     return texts
@@ -765,10 +786,11 @@ def _candidates(
     affixes: Affixes | None,
     classes: Mapping[int, list[tuple[str, int]]] | None,
     tries: int,
+    size: int | None = None,
 ) -> Iterator[str]:
     """Up to ``tries`` texts for an identity, drawn from its first pattern (seeded by the
-    identity) or as plain words with the affixes its classes ask for, each fitting every schema
-    holding the identity and its classes."""
+    identity) or as plain words (of ``size`` characters where given) with the affixes its
+    classes ask for, each fitting every schema holding the identity and its classes."""
     rng = random.Random(ident)
     patterns = [s["pattern"] for s in schemas if isinstance(s, Mapping) and isinstance(s.get("pattern"), str)]
     wanted = classes.get(ident, []) if classes else []
@@ -776,7 +798,8 @@ def _candidates(
         if patterns:
             text = sample_regex(patterns[0], rng)
         else:
-            text = "".join(rng.choice(string.ascii_lowercase) for _ in range(1 + attempt % 12))
+            n = size if size is not None else 1 + attempt % 12
+            text = "".join(rng.choice(string.ascii_lowercase) for _ in range(n))
             if affixes is not None and wanted:
                 text = affixes.shaped(text, wanted)
         if affixes is not None and text is not None and not affixes.fits(text, wanted):

@@ -16,7 +16,7 @@ Imports the contracts layer, Z3 and these solver modules only.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import z3
@@ -63,6 +63,9 @@ class Transition:
         """Field names no clause, effect or ``extra`` expression names: lists there stay whole."""
         self.unread_outputs = False  # the dry run needs none
         self.encoder = Encoder()
+        self.texts = _texts(contract, extra)
+        """The strings the contract writes: the only literals its measures of strings look up."""
+        self.encoder.ranks.texts = self.encoder.lengths.texts = self.texts
         self.atoms: list[tuple[Term, Any]] | None = []
         """The abstract strings' identities made so far, with their schemas; None in the string
         reading."""
@@ -79,8 +82,11 @@ class Transition:
             self.encoder.affixes = Affixes()  # collects the literal prefixes and suffixes tested
             abstract = self._abstract_fits(extra)
             affixes = self.encoder.affixes.frozen()
+            measured = self.encoder.lengths.used
             self.encoder, self.bounded, self.dropped = Encoder(), set(), {}
             self.encoder.affixes = affixes
+            self.encoder.lengths.used = measured  # inputs are read before the clauses measure them
+            self.encoder.ranks.texts = self.encoder.lengths.texts = self.texts
         self.atoms = [] if abstract else None
         self.unread_outputs = unread_outputs
         """Whether calls get the outputs nothing reads (to read a plan's responses back)."""
@@ -133,10 +139,15 @@ class Transition:
         for value in values:
             read_value(value, model, None, held)
         atoms = [(t, schema) for t, schema in self.atoms if t.get_id() in held]
-        texts = atom_texts(model, atoms, self.encoder.affixes, ranks=self.encoder.ranks)
+        texts = atom_texts(
+            model, atoms, self.encoder.affixes, ranks=self.encoder.ranks, lengths=self.encoder.lengths
+        )
         return lambda value: read_value(value, model, texts)
 
     def initial(self, state: SymState, overrides: Mapping[str, Any] | None = None) -> z3.BoolRef:
+        if overrides:  # a state given from outside (a trajectory's, a stepping stone): its strings too
+            self.texts = self.texts | _strings(overrides)
+            self.encoder.ranks.texts = self.encoder.lengths.texts = self.texts
         return initial_constraint(self.contract, self.encoder, state, overrides)
 
     def _holds(self, expr: ir.Expr, env: SymEnv) -> Term:
@@ -205,45 +216,84 @@ class Transition:
             return True
 
 
-def _unread_fields(contract: Contract, extra: Sequence[Clause | ir.Expr]) -> frozenset[str]:
-    """The field names of the contract's schemas that no expression of it (nor ``extra``) names:
-    by attribute, by a constant index, or as an effect's target field."""
-    named: set[str] = set()
+def _expressions(contract: Contract, extra: Sequence[Clause | ir.Expr]) -> Iterator[ir.Expr]:
+    """Every node of every expression of the contract (clauses, effects) and of ``extra``."""
     exprs: list[ir.Expr] = [c.expr if isinstance(c, Clause) else c for c in extra]
     exprs += [clause.expr for _, clause in contract.clauses()]
     for op in contract.operations.values():
         for effect in op.effects:
-            named.update(effect.target.fields)
             exprs += [e for e in (effect.target.key, effect.value) if e is not None]
     for expr in exprs:
-        for node in ir.walk(expr):
-            if isinstance(node, ir.Attr):
-                named.add(node.name)
-            elif isinstance(node, ir.Index) and isinstance(node.key, ir.Const):
-                named.add(str(node.key.value))
-    return frozenset(_field_names(contract)) - named
+        yield from ir.walk(expr)
 
 
-def _field_names(contract: Contract) -> set[str]:
-    """Every property name the contract's schemas declare (state, inputs, outputs)."""
-    names: set[str] = set()
+def _schema_nodes(contract: Contract) -> Iterator[Any]:
+    """Every mapping and list inside the contract's schemas (state, inputs, outputs), once."""
     seen: set[int] = set()
     stack: list[Any] = [v.schema for v in contract.state.values()]
     for op in contract.operations.values():
         stack += [op.input_schema, op.output_schema]
     while stack:
         node = stack.pop()
-        if id(node) in seen:
+        if id(node) in seen or not isinstance(node, Mapping | list):
             continue
         seen.add(id(node))
-        if isinstance(node, Mapping):
-            props = node.get("properties")
-            if isinstance(props, Mapping):
-                names.update(str(k) for k in props)
-            stack.extend(node.values())
-        elif isinstance(node, list):
-            stack.extend(node)
+        yield node
+        stack.extend(node.values() if isinstance(node, Mapping) else node)
+
+
+def _unread_fields(contract: Contract, extra: Sequence[Clause | ir.Expr]) -> frozenset[str]:
+    """The field names of the contract's schemas that no expression of it (nor ``extra``) names:
+    by attribute, by a constant index, or as an effect's target field."""
+    named: set[str] = set()
+    for op in contract.operations.values():
+        for effect in op.effects:
+            named.update(effect.target.fields)
+    for node in _expressions(contract, extra):
+        if isinstance(node, ir.Attr):
+            named.add(node.name)
+        elif isinstance(node, ir.Index) and isinstance(node.key, ir.Const):
+            named.add(str(node.key.value))
+    return frozenset(_field_names(contract)) - named
+
+
+def _field_names(contract: Contract) -> set[str]:
+    """Every property name the contract's schemas declare (state, inputs, outputs)."""
+    names: set[str] = set()
+    for node in _schema_nodes(contract):
+        props = node.get("properties") if isinstance(node, Mapping) else None
+        if isinstance(props, Mapping):
+            names.update(str(k) for k in props)
     return names
+
+
+def _texts(contract: Contract, extra: Sequence[Clause | ir.Expr]) -> frozenset[str]:
+    """The strings the contract itself writes: in its expressions, its schemas' ``enum`` and
+    ``const``, and its initial state. Another contract's literals, registered in the same
+    process, are just strings to this one."""
+    found: set[str] = set()
+    for node in _expressions(contract, extra):
+        if isinstance(node, ir.Const) and isinstance(node.value, str):
+            found.add(node.value)
+    for node in _schema_nodes(contract):
+        if isinstance(node, Mapping):
+            found.update(v for v in [*(node.get("enum") or ()), node.get("const")] if isinstance(v, str))
+    return frozenset(found) | _strings([v.initial for v in contract.state.values()])
+
+
+def _strings(value: Any) -> frozenset[str]:
+    """Every string inside a JSON-like value, keys included."""
+    found: set[str] = set()
+    stack = [value]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, str):
+            found.add(value)
+        elif isinstance(value, Mapping):
+            stack.extend([*value.keys(), *value.values()])
+        elif isinstance(value, list | tuple):
+            stack.extend(value)
+    return frozenset(found)
 
 
 def state_predicate(contract: Contract, text: str, kind: str = "goal") -> Clause:

@@ -1,8 +1,9 @@
-"""Ordering strings read abstractly (``solver.ranks``): a contract that compares dates kept as ISO
-texts plans in identities, not in Z3's string theory, and every plan replays (the texts chosen
-keep the order the model gave their identities). Before, one such comparison anywhere sent the
-whole contract to Z3 strings, and the planner found no route to any of these outcomes in 15
-CPU-seconds each; each now takes a fraction of a second."""
+"""Ordering and measuring strings read abstractly (``solver.measures``): a contract that compares
+dates kept as ISO texts, or the lengths of titles, plans in identities, not in Z3's string
+theory, and every plan replays (the texts chosen keep the order and the lengths the model gave
+their identities). Before, one such clause anywhere sent the whole contract to Z3 strings: the
+planner found no route to any outcome of the dates in 15 CPU-seconds each; each now takes a
+fraction of a second."""
 
 from __future__ import annotations
 
@@ -18,8 +19,8 @@ from envfactory.contracts.semantics import Machine
 from envfactory.fuzz import oracle
 from envfactory.fuzz.reach import goal_of, plan
 from envfactory.fuzz.runner import clause_outcomes
-from envfactory.solver.ranks import Ranks, text_rank
-from envfactory.solver.symbolic import literal_id
+from envfactory.solver.measures import Lengths, Ranks, text_rank
+from envfactory.solver.symbolic import LITERAL_TEXTS, literal_id
 from envfactory.solver.transition import Transition
 
 DAY = "{type: string, pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$'}"
@@ -80,28 +81,93 @@ def test_a_contract_that_orders_strings_keeps_the_abstract_reading(stays: envfac
     assert Transition(stays).atoms is not None
 
 
-def test_every_clause_outcome_of_ordered_dates_is_planned_and_replays(stays: envfactory.Contract) -> None:
-    machine = Machine(stays)
-    planned = 0
-    for outcome in clause_outcomes(stays):
-        goal = goal_of(outcome, stays)
+def routes_replay(contract: envfactory.Contract) -> dict[str, tuple[str, ...]]:
+    """A route to every clause outcome a state decides, each replayed through the contract: the
+    calls before the last accepted, the last one as planned. The routes' operations, by outcome."""
+    machine = Machine(contract)
+    planned = {}
+    for outcome in clause_outcomes(contract):
+        goal = goal_of(outcome, contract)
         if goal is None:
             continue  # an input schema failing: no state to reach
-        (route,) = plan(stays, [goal], effort=3 * 10**6)
+        (route,) = plan(contract, [goal], effort=3 * 10**6)
         state = machine.initial_state()
         for at, (name, value) in enumerate(zip(route.operations, route.inputs, strict=True)):
-            judged = oracle.judge(machine, state, stays.operations[name], value)
+            judged = oracle.judge(machine, state, contract.operations[name], value)
             if at == len(route.operations) - 1:
                 assert judged.accepted != route.refused, (outcome, route)
             else:
                 assert judged.accepted, (outcome, route, at)
-                state = machine.apply(state, stays.operations[name], value)
-        planned += 1
-    assert planned == 11
+                state = machine.apply(state, contract.operations[name], value)
+        planned[outcome] = route.operations
+    return planned
+
+
+def test_every_clause_outcome_of_ordered_dates_is_planned_and_replays(stays: envfactory.Contract) -> None:
+    assert len(routes_replay(stays)) == 11
     # the third call of extend is refused: two later ends, each after the one before it
     (route,) = plan(stays, [goal_of("extend: requires 3 fails", stays)], effort=3 * 10**6)
     ends = [value["end"] for value in route.inputs]
     assert route.operations == ("book", "extend", "extend", "extend") and ends[0] < ends[1] < ends[2]
+
+
+NOTES = """
+envfactory: "1"
+info: {title: Notes, version: "1"}
+state:
+  notes:
+    collection:
+      key: {type: string}
+      value: {type: object, properties: {title: {type: string}, edits: {type: integer}}, required: [title, edits]}
+operations:
+  write:
+    input:
+      type: object
+      properties: {id: {type: string}, title: {type: string, maxLength: 40}}
+      required: [id, title]
+      additionalProperties: false
+    requires:
+      - {check: 'not (input.id in notes)', error: {status: 409, message: exists}}
+      - {check: 'len(input.title) > 0', error: {status: 400, message: empty}}
+      - {check: 'len(input.title) <= 20', error: {status: 413, message: too long}}
+    effects: ['notes[input.id] = {"title": input.title, "edits": 0}']
+  retitle:
+    input:
+      type: object
+      properties: {id: {type: string}, title: {type: string, maxLength: 40}}
+      required: [id, title]
+      additionalProperties: false
+    requires:
+      - {check: 'input.id in notes', error: {status: 404, message: missing}}
+      - {check: 'len(input.title) > len(notes[input.id].title)', error: {status: 409, message: only longer}}
+      - {check: 'notes[input.id].edits < 3', error: {status: 429, message: too many}}
+    effects: ['notes[input.id].title = input.title', 'notes[input.id].edits = notes[input.id].edits + 1']
+"""
+
+
+def test_every_clause_outcome_of_measured_titles_is_planned_and_replays(tmp_path: Path) -> None:
+    (tmp_path / "notes.yaml").write_text(NOTES, encoding="utf-8")
+    notes = envfactory.load(tmp_path / "notes.yaml")
+    assert Transition(notes).atoms is not None
+    routes = routes_replay(notes)
+    assert len(routes) == 12
+    assert routes["retitle: requires 3 fails"] == ("write", "retitle", "retitle", "retitle", "retitle")
+    # too long, at the bound, past the schema's 40 characters never: the lengths are the model's
+    (route,) = plan(notes, [goal_of("write: requires 3 fails", notes)], effort=3 * 10**6)
+    assert 20 < len(route.inputs[-1]["title"]) <= 40
+    (route,) = plan(notes, [goal_of("write: requires 3 at its bound", notes)], effort=3 * 10**6)
+    assert len(route.inputs[-1]["title"]) == 20
+
+
+@settings(max_examples=25)
+@given(st.integers(), st.booleans())
+def test_a_fresh_string_has_a_length_and_is_not_the_empty_literal(free: int, empty_known: bool) -> None:
+    lengths = Lengths()
+    if empty_known:
+        literal_id("")
+    n = lengths.fresh(z3.IntVal(free))
+    length = z3.simplify(n).as_long()
+    assert length >= 0 and (length > 0 or "" not in LITERAL_TEXTS.values())
 
 
 @given(st.text(max_size=12), st.text(max_size=12))
