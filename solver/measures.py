@@ -54,10 +54,11 @@ class _Measure:
     """A measure of every identity: a literal's from its text, a fresh one's from a free function."""
 
     kind = ""
-    sort: Any = None
 
     def __init__(self, used: bool = False) -> None:
-        self._free = z3.Function(f"{self.kind}!{next(_instances)}", z3.IntSort(), self.sort)
+        # the sort is made here, in the context of the moment: a planner's worker starts a new
+        # one (``solver.fresh``), and a sort made at import would belong to the old
+        self._free = z3.Function(f"{self.kind}!{next(_instances)}", z3.IntSort(), self.sort())
         self._chain: tuple[tuple[int, int], list[tuple[int, Term]]] = ((-1, -1), [])
         self.used = used
         """Whether the contract measures strings: only then do texts have measures to keep."""
@@ -65,6 +66,9 @@ class _Measure:
         """The contract's own literals (``Transition`` sets them), or None for every literal
         known: another contract's, registered in the same process, would only lengthen each
         measure's chain (300 of them kept a three-call plan from being found)."""
+
+    def sort(self) -> z3.SortRef:  # pragma: no cover - each measure has its own
+        raise NotImplementedError
 
     def of_text(self, text: str) -> Term:  # pragma: no cover - each measure has its own
         raise NotImplementedError
@@ -102,7 +106,9 @@ class Ranks(_Measure):
     """The order of strings: ``less`` and ``compare`` over identities."""
 
     kind = "rank"
-    sort = z3.RealSort()
+
+    def sort(self) -> z3.SortRef:
+        return z3.RealSort()
 
     def of_text(self, text: str) -> Term:
         rank = text_rank(text)
@@ -139,7 +145,9 @@ class Lengths(_Measure):
     """The length of strings."""
 
     kind = "length"
-    sort = z3.IntSort()
+
+    def sort(self) -> z3.SortRef:
+        return z3.IntSort()
 
     def of_text(self, text: str) -> Term:
         return len(text)

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 import envfactory
 from envfactory.contracts.semantics import Machine
 from envfactory.fuzz import oracle
-from envfactory.fuzz.reach import goal_of, plan
+from envfactory.fuzz.reach import Route, goal_of, plan, plan_apart
 from envfactory.fuzz.runner import clause_outcomes
 from envfactory.solver.measures import Lengths, Ranks, text_rank
 from envfactory.solver.symbolic import LITERAL_TEXTS, literal_id
@@ -157,6 +157,18 @@ def test_every_clause_outcome_of_measured_titles_is_planned_and_replays(tmp_path
     assert 20 < len(route.inputs[-1]["title"]) <= 40
     (route,) = plan(notes, [goal_of("write: requires 3 at its bound", notes)], effort=3 * 10**6)
     assert len(route.inputs[-1]["title"]) == 20
+
+
+def test_a_planner_started_afresh_measures_strings_too(tmp_path: Path) -> None:
+    """The fuzzer plans in a worker whose Z3 context is new (``solver.fresh``): a measure made
+    there must not hold a sort of the old context (it did, and the worker planned nothing)."""
+    (tmp_path / "notes.yaml").write_text(NOTES, encoding="utf-8")
+    notes = envfactory.load(tmp_path / "notes.yaml")
+    found: list[Route] = []
+    goal = goal_of("retitle: requires 3 fails", notes)
+    assert goal is not None
+    plan_apart(notes, [goal], effort=3 * 10**6, seconds=300, report=found.append)
+    assert [route.operations for route in found] == [("write", "retitle", "retitle", "retitle", "retitle")]
 
 
 @settings(max_examples=25)
