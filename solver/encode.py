@@ -4,7 +4,8 @@
 per node class (``_Const`` ... ``_Quant``), and returns an ``Encoded(value, ok)``:
 
 * ``value`` is a symbolic value (``solver.symbolic``: ``Null``, ``Bool``, ``Int``, ``Real``,
-  ``Str``, ``Atom`` (a string read abstractly: only equality and membership, ``NeedStrings``
+  ``Str``, ``Atom`` (a string read abstractly: equality and membership, order and length
+  through ``solver.measures``, prefixes and suffixes through ``solver.affixes``; ``NeedStrings``
   otherwise), ``Rec``, ``Lst``, ``Map`` of slots with symbolic keys, ``Union`` of guarded options,
   ``Py`` for a value that is entirely known);
 * ``ok`` is a Bool term: when the concrete evaluator would *not* raise ``EvaluationError``

@@ -9,8 +9,8 @@ become Z3 terms: only what depends on an unknown does. That keeps the encoding s
 Values (``SVal``), frozen and slotted:
 
 * ``Null()``: the null value; ``Bool(t)``, ``Int(t)``, ``Real(t)``, ``Str(t)`` over a term.
-* ``Atom(t)``: a string in the *abstract* reading, for contracts that only compare strings for
-  equality (most do): an Int identity instead of a Z3 string. Literals have fixed negative
+* ``Atom(t)``: a string in the *abstract* reading, for contracts that only compare, order and
+  measure strings (most do; ``solver.measures``): an Int identity instead of a Z3 string. Literals have fixed negative
   identities (``literal_id``); every other identity stands for a string that is none of them, so
   equality of identities is equality of strings. The string theory's cost (it made one plan of
   the tickets example time out) is paid only where a contract does more with a string (then the

@@ -7,8 +7,8 @@ the symbolic states of ``solver.states``. It is the feasibility engine's core re
 symbolically: the values of ``solver.symbolic``, the IR encoder of ``solver.encode``, the
 effect writer of ``solver.effects``; the post-state is a fresh state equal to what the effects
 wrote (so a step has the same shape whatever the operation). Strings are read abstractly
-(``symbolic.Atom``: identities compared for equality) where the contract does nothing else with
-them, as Z3 strings otherwise: a dry run of every clause and effect decides, per contract.
+(``symbolic.Atom``: identities compared for equality, ordered and measured through
+``solver.measures``) where the contract does nothing else with them, as Z3 strings otherwise: a dry run of every clause and effect decides, per contract.
 ``state_predicate`` parses a user's goal or invariant. Models are read back by ``read``.
 
 Imports the contracts layer, Z3 and these solver modules only.
