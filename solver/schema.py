@@ -631,11 +631,14 @@ def atom_texts(
     them within ``ATOM_UNITS`` (``timeout`` seconds only guard it); where it finds none, texts
     are drawn from the patterns (``_drawn_texts``). Identities neither fills are left out
     (``read`` writes ``s<id>``, which the concrete re-check judges)."""
+    measures = [m for m in (ranks, lengths) if m is not None and m.used]
     groups: dict[int, list[Any]] = {}
     for ident, schema in atoms:
         value = evaluated(model, ident)
-        if not z3.is_int_value(value) or value.as_long() in LITERAL_TEXTS:
+        if not z3.is_int_value(value):
             continue
+        if value.as_long() in LITERAL_TEXTS and all(m.mine(value.as_long()) for m in measures):
+            continue  # a literal of the contract's; another contract's is any string to this one
         groups.setdefault(value.as_long(), []).append(schema)
     if not groups:
         return {}
@@ -644,8 +647,10 @@ def atom_texts(
     words = [z3.StringVal(t) for t in LITERALS]
     # the prefix and suffix classes the model chose (``affixes``): part of each text's schema
     classes = {ident: affixes.classes(model, ident) if affixes else [] for ident in groups}
-    ordered = ranks is not None and ranks.used
-    sizes = {i: lengths.length(model, i) for i in groups} if lengths is not None and lengths.used else {}
+    ordered = ranks in measures
+    sizes = (
+        {i: lengths.length(model, i) for i in groups} if lengths is not None and lengths in measures else {}
+    )
     placings = _ordering(model, groups, ranks) if ranks is not None and ordered else []
     if ordered or sizes:
         placings = placings or [(i, None, None, None) for i in sorted(groups)]

@@ -765,9 +765,11 @@ def read(
         if held is not None and is_sym(v.t):
             held.update(constants_of(v.t))
         ident = _num(ev(v.t), False)
+        if texts and ident in texts:  # chosen for this model (another contract's literal too)
+            return texts[ident]
         if ident in LITERAL_TEXTS:
             return LITERAL_TEXTS[ident]
-        return (texts or {}).get(ident, f"s{ident}")
+        return f"s{ident}"
     if isinstance(v, Rec):
         return {n: read(val, model, texts, held) for n, (p, val) in v.fields.items() if truth(p)}
     if isinstance(v, Lst):

@@ -19,6 +19,7 @@ from envfactory.contracts.semantics import Machine
 from envfactory.fuzz import oracle
 from envfactory.fuzz.reach import Route, goal_of, plan, plan_apart
 from envfactory.fuzz.runner import clause_outcomes
+from envfactory.solver.bmc import Unrolling
 from envfactory.solver.measures import Lengths, Ranks, text_rank
 from envfactory.solver.symbolic import LITERAL_TEXTS, literal_id
 from envfactory.solver.transition import Transition
@@ -214,3 +215,20 @@ def test_ranks_order_strings_strictly_and_totally(literals: list[str]) -> None:
             pinned = z3.Solver()
             pinned.add(a == x, b == y, ranks.less(a, b) != (text_x < text_y))
             assert pinned.check() == z3.unsat
+
+
+def test_another_contracts_literal_is_any_string_to_this_one(tmp_path: Path) -> None:
+    """Measures look up only the contract's own literals (another contract's, registered in the
+    same process, would lengthen every chain), so an identity the model takes from another
+    contract's literal has a free length here: its text is drawn with that length, not read as
+    the other contract's (the suite once planned a title of 34 characters at a bound of 20)."""
+    foreign = literal_id("verification_document_not_readable")
+    (tmp_path / "notes.yaml").write_text(NOTES, encoding="utf-8")
+    notes = envfactory.load(tmp_path / "notes.yaml")
+    unrolling = Unrolling(notes, slots=1)
+    unrolling.extend()
+    _, title = unrolling.io[0]["write"].input.get("title")
+    chosen = unrolling.selectors[0] == unrolling.ops.index("write")
+    assert unrolling.check(chosen, title.t == foreign) == z3.sat
+    ((name, value, _, _),) = unrolling.calls(polish=0)
+    assert name == "write" and 0 < len(value["title"]) <= 20
