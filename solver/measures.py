@@ -10,8 +10,9 @@ uninterpreted function of it, as a prefix class is in ``solver.affixes``.
 - ``Ranks``: a rational that keeps the order of texts (``text_rank``). Strings are ordered by
   rank, then by identity: a strict total order whatever ranks a model picks, so transitivity
   and totality hold as they do for texts.
-- ``Lengths``: a natural number, the text's length; a fresh identity's is never that of the
-  empty literal, where there is one (a fresh string is none of the literals).
+- ``Lengths``: a natural number, the text's length. The empty string is a literal of its own
+  (there is one of it, and many texts of every other length), and a fresh identity's length
+  is at least one.
 
 ``schema.atom_texts`` then chooses texts with the measures the model chose. Where the schemas
 leave no such texts (nothing lies between ``"a"`` and ``"a\\x00"``; no text of length 3 fits
@@ -29,7 +30,7 @@ from typing import Any
 
 import z3
 
-from envfactory.solver.symbolic import LITERAL_TEXTS, Term, and_, eq, is_sym, ite, or_
+from envfactory.solver.symbolic import LITERAL_TEXTS, Term, and_, eq, is_sym, ite, literal_id, or_
 
 _instances = itertools.count()
 
@@ -152,11 +153,20 @@ class Lengths(_Measure):
     def of_text(self, text: str) -> Term:
         return len(text)
 
+    def of(self, ident: Term) -> Term:
+        if is_sym(ident):
+            # there is one empty string, and many of every other length: the empty one is a
+            # literal of its own, and a fresh string is at least one character long (two fresh
+            # strings of length 0 would be two texts no model has)
+            literal_id("")
+            if self.texts is not None and "" not in self.texts:
+                self.texts = self.texts | {""}
+        return super().of(ident)
+
     def fresh(self, value: Term) -> Term:
-        # every integer is some length (its absolute value), so the free function adds no
-        # choice that no text has; a fresh string is not the empty literal, where there is one
-        magnitude = ite(value < 0, -value, value)
-        return magnitude + 1 if "" in LITERAL_TEXTS.values() else magnitude
+        # every integer is some length (its absolute value, plus one), so the free function
+        # adds no choice that no text has
+        return ite(value < 0, -value, value) + 1
 
     def length(self, model: z3.ModelRef, ident: int) -> int:
         """The length ``model`` gave a fresh identity."""
