@@ -128,7 +128,7 @@ state:
       value: {type: object, properties: {title: {type: string}, edits: {type: integer}}, required: [title, edits]}
 operations:
   write:
-    input:
+    input: &note
       type: object
       properties: {id: {type: string}, title: {type: string, maxLength: 40}}
       required: [id, title]
@@ -139,11 +139,7 @@ operations:
       - {check: 'len(input.title) <= 20', error: {status: 413, message: too long}}
     effects: ['notes[input.id] = {"title": input.title, "edits": 0}']
   retitle:
-    input:
-      type: object
-      properties: {id: {type: string}, title: {type: string, maxLength: 40}}
-      required: [id, title]
-      additionalProperties: false
+    input: *note
     requires:
       - {check: 'input.id in notes', error: {status: 404, message: missing}}
       - {check: 'len(input.title) > len(notes[input.id].title)', error: {status: 409, message: only longer}}
