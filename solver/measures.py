@@ -56,12 +56,12 @@ class _Measure:
 
     kind = ""
 
-    def __init__(self, used: bool = False) -> None:
+    def __init__(self) -> None:
         # the sort is made here, in the context of the moment: a planner's worker starts a new
         # one (``solver.fresh``), and a sort made at import would belong to the old
         self._free = z3.Function(f"{self.kind}!{next(_instances)}", z3.IntSort(), self.sort())
         self._chain: tuple[tuple[int, int], list[tuple[int, Term]]] = ((-1, -1), [])
-        self.used = used
+        self.used = False
         """Whether the contract measures strings: only then do texts have measures to keep."""
         self.texts: frozenset[str] | None = None
         """The contract's own literals (``Transition`` sets them), or None for every literal
@@ -84,10 +84,8 @@ class _Measure:
             return self.of_text(LITERAL_TEXTS.get(ident, ""))
         self.used = True
         known = (len(LITERAL_TEXTS), len(self.texts or ()))
-        if self._chain[0] != known:
-            literals = [
-                (lit, text) for lit, text in list(LITERAL_TEXTS.items())[: known[0]] if self.mine(lit)
-            ]
+        if self._chain[0] != known:  # a literal registered, or a text of the contract's added
+            literals = [(lit, text) for lit, text in LITERAL_TEXTS.items() if self.mine(lit)]
             self._chain = (known, [(lit, self.of_text(text)) for lit, text in literals])
         chain: Term = self.fresh(self._free(ident))
         for lit, measure in self._chain[1]:

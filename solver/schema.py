@@ -415,11 +415,7 @@ class Schemas:
                 else:
                     self.tracker.note("multipleOf on numbers")
         elif isinstance(o, Str):
-            n = len(o.t) if not is_sym(o.t) else z3.Length(o.t)
-            if isinstance(schema.get("minLength"), int):
-                parts.append(arith(">=", n, schema["minLength"]))
-            if isinstance(schema.get("maxLength"), int):
-                parts.append(arith("<=", n, schema["maxLength"]))
+            parts += _length_keywords(len(o.t) if not is_sym(o.t) else z3.Length(o.t), schema)
             pattern = schema.get("pattern")
             if isinstance(pattern, str):
                 parts.append(self._pattern(o.t, pattern))
@@ -432,11 +428,7 @@ class Schemas:
             if isinstance(schema.get("maxLength"), int):
                 parts.append(self.encoder.affixes.within(o.t, schema["maxLength"]))
             if self.encoder.lengths.used and is_sym(o.t):
-                n = self.encoder.lengths.of(o.t)
-                if isinstance(schema.get("minLength"), int):
-                    parts.append(arith(">=", n, schema["minLength"]))
-                if isinstance(schema.get("maxLength"), int):
-                    parts.append(arith("<=", n, schema["maxLength"]))
+                parts += _length_keywords(self.encoder.lengths.of(o.t), schema)
         elif isinstance(o, Map):
             raise Unsupported("a state collection checked against a schema")
         return and_(*parts)
@@ -647,13 +639,13 @@ def atom_texts(
     words = [z3.StringVal(t) for t in LITERALS]
     # the prefix and suffix classes the model chose (``affixes``): part of each text's schema
     classes = {ident: affixes.classes(model, ident) if affixes else [] for ident in groups}
-    ordered = ranks in measures
+    ordered = ranks is not None and ranks in measures
     sizes = (
         {i: lengths.length(model, i) for i in groups} if lengths is not None and lengths in measures else {}
     )
-    placings = _ordering(model, groups, ranks) if ranks is not None and ordered else []
+    unplaced: list[Placing] = [(i, None, None, None) for i in sorted(groups)]
+    placings = _ordering(model, groups, ranks) if ranks is not None and ordered else unplaced
     if ordered or sizes:
-        placings = placings or [(i, None, None, None) for i in sorted(groups)]
         measured = _measured_texts(placings, groups, affixes, classes, sizes)
         if measured is not None:
             return measured
@@ -811,6 +803,16 @@ def _candidates(
             continue
         if text is not None and all(literal_fits(text, s) for s in schemas):
             yield text
+
+
+def _length_keywords(n: Term, schema: Mapping[str, Any]) -> list[Term]:
+    """A string's ``minLength`` and ``maxLength``, over its length ``n``."""
+    parts: list[Term] = []
+    if isinstance(schema.get("minLength"), int):
+        parts.append(arith(">=", n, schema["minLength"]))
+    if isinstance(schema.get("maxLength"), int):
+        parts.append(arith("<=", n, schema["maxLength"]))
+    return parts
 
 
 def _schema_enum(schema: Any) -> list[str]:

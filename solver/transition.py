@@ -63,9 +63,9 @@ class Transition:
         """Field names no clause, effect or ``extra`` expression names: lists there stay whole."""
         self.unread_outputs = False  # the dry run needs none
         self.encoder = Encoder()
-        self.texts = _texts(contract, extra)
+        self.texts = frozenset[str]()
         """The strings the contract writes: the only literals its measures of strings look up."""
-        self.encoder.ranks.texts = self.encoder.lengths.texts = self.texts
+        self._own(_texts(contract, extra))
         self.atoms: list[tuple[Term, Any]] | None = []
         """The abstract strings' identities made so far, with their schemas; None in the string
         reading."""
@@ -86,10 +86,15 @@ class Transition:
             self.encoder, self.bounded, self.dropped = Encoder(), set(), {}
             self.encoder.affixes = affixes
             self.encoder.lengths.used = measured  # inputs are read before the clauses measure them
-            self.encoder.ranks.texts = self.encoder.lengths.texts = self.texts
+            self._own(self.texts)
         self.atoms = [] if abstract else None
         self.unread_outputs = unread_outputs
         """Whether calls get the outputs nothing reads (to read a plan's responses back)."""
+
+    def _own(self, texts: frozenset[str]) -> None:
+        """Add ``texts`` to the strings the encoder's measures look up as literals."""
+        self.texts = self.texts | texts
+        self.encoder.ranks.texts = self.encoder.lengths.texts = self.texts
 
     def _abstract_fits(self, extra: Sequence[Clause | ir.Expr]) -> bool:
         """Whether every clause and effect only compares strings (a dry run in the abstract
@@ -146,8 +151,7 @@ class Transition:
 
     def initial(self, state: SymState, overrides: Mapping[str, Any] | None = None) -> z3.BoolRef:
         if overrides:  # a state given from outside (a trajectory's, a stepping stone): its strings too
-            self.texts = self.texts | _strings(overrides)
-            self.encoder.ranks.texts = self.encoder.lengths.texts = self.texts
+            self._own(_strings(overrides))
         return initial_constraint(self.contract, self.encoder, state, overrides)
 
     def _holds(self, expr: ir.Expr, env: SymEnv) -> Term:
