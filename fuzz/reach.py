@@ -180,15 +180,18 @@ def _plan(
     return True
 
 
-SLOT_STAGES = ((4, 12),)
+SLOT_STAGES = ((4, 12), (8, 16))
 """(room, deepest): an unrolling whose collections have room for the records of ``room`` calls
-searches up to ``deepest`` calls first; then one with room for ``max_depth`` calls searches
-again, past ``room``. A record per slot costs every step a frame equation per field and list
-place (lists hold as many items as a collection has slots), so room for 24 calls made one
-check of a nine-call plan on the review board cost more than 50 CPU-s where room for 4 found it
-in 2.4: most prefixes create a few records and then act on them. A plan found with less room is
-a real one (a write past the room is no transition). A contract whose collections no call
-grows (or that has none) has one unrolling only."""
+searches up to ``deepest`` calls first; then one with more room searches again, past ``room``,
+up to one with room for ``max_depth`` calls. A record per slot costs every step a frame
+equation per field and list place (lists hold as many items as a collection has slots), so room
+for 24 calls made one check of a nine-call plan on the review board cost more than 50 CPU-s
+where room for 4 found it in 2.4: most prefixes create a few records and then act on them. A
+plan found with less room is a real one (a write past the room is no transition). The stage of
+room 8 serves ``stepwise``'s planning past its stones (from the sixth call on, past the first
+stage): with room for 24 calls at once, the ledger's sixth deposit and fifth transfer (7 and 8
+calls) took 12 million units, one sat check of seven calls seconds; with room for 8, 6 million.
+A contract whose collections no call grows (or that has none) has one unrolling only."""
 
 
 STONE_DEPTH = 5

@@ -236,6 +236,30 @@ def test_stepping_stones_reach_what_planning_from_the_start_cannot_afford(tmp_pa
     assert {route.goal for route in routes} == set(goals) - {("a", 1)}
 
 
+PAST_STONES_EFFORT = 9_000_000
+"""Z3 resource units: half again what the two ledger goals below take planned past the stones
+with room for eight calls first (about 6 million), three quarters of what they took with room
+for the whole depth at once (about 12 million)."""
+
+
+def test_past_the_stones_the_planner_makes_room_for_a_few_calls_first() -> None:
+    """Two ledger goals beyond ``stepwise``'s first five calls: a sixth deposit refused (seven
+    calls) and a fifth transfer refused (eight). Planned past the stones with collections that
+    had room for 24 calls, each check of a seven-call unrolling cost seconds (24 slots a
+    collection, each with its frame equations at every step); room for eight calls first
+    (``SLOT_STAGES``) finds both with the effort one of them took."""
+    ledger = envfactory.load(Path(__file__).resolve().parent / "impls" / "ledger.yaml")
+    goals = [("transfer", 5), ("deposit", 2)]
+    found: list[Route] = []
+    # in a worker started afresh, as the fuzzer plans: the units Z3 counts do not depend on
+    # what this process asked it before
+    plan_apart(ledger, goals, effort=PAST_STONES_EFFORT, seconds=300, report=found.append)
+    assert sorted((route.goal, len(route.operations)) for route in found) == [
+        (("deposit", 2), 7),
+        (("transfer", 5), 8),
+    ]
+
+
 def test_a_stone_is_a_state_a_route_reaches_once_with_the_shortest_calls_to_it() -> None:
     issue, punch = ("issue", {"card": "a"}), ("punch", {"card": "a"})
     routes = [
