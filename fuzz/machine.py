@@ -81,6 +81,14 @@ FOCUS_KEEP = 4
 """In a focused case, the last key is taken ``FOCUS_KEEP - 1`` times in ``FOCUS_KEEP``."""
 HISTORY_ODDS = 2
 """A delete takes the live key with the longest history one time in this many."""
+RELIVE_ODDS = 2
+TWIN_ODDS = 12
+"""One step in this many lives the life of a record of the state again under a fresh key
+(``Case.twin``)."""
+LIFE = 8
+"""The calls of a record's life ``Case.live_again`` sends again, at most."""
+"""After a call deleted a record this case made and changed, the next step makes it again and
+changes it as before one time in this many (``Case.live_again``)."""
 RARITY_SCALE = 1 << 16
 """The resolution of a draw by rarity (``Case._entry``)."""
 FIT_ODDS = 4
@@ -180,12 +188,14 @@ class Case:
         "history",
         "known",
         "last",
+        "lives",
         "off",
         "pool",
         "previous",
         "probes",
         "reading",
         "refused",
+        "relive",
         "replaying",
         "seen",
         "session",
@@ -212,6 +222,12 @@ class Case:
         """Per (collection, key) of a collection keys are deleted from (``Session.deleted``):
         accepted calls that changed its record since it was made (kept after its deletion). A record with a history is what a "made again" bug remembers: an
         account closed after a deposit and a withdrawal, a course removed after two drops."""
+        self.lives: dict[tuple[str, Any], list[int]] = {}
+        """Per (collection, key) of a record this case made: the indices in ``accepted`` of the
+        call that made it and of those that changed it (``live_again``)."""
+        self.relive: tuple[str, Any] | None = None
+        """The record (collection, key) the last accepted call deleted, where this case made and
+        changed it: the next step may live its life again (``live_again``)."""
         self.probes = 0
         self.accepted: list[Call] = []
         self.off: frozenset[str] = frozenset()
@@ -261,6 +277,19 @@ class Case:
             if entries and src.index(CORPUS_ODDS) != CORPUS_ODDS - 1:
                 entry = entries[-1 - self._entry(src, len(entries))]
                 self.resume(plans, entry, self.insertion(len(entry), src), src)
+        if self.relive is not None:
+            life, self.relive = self.relive, None
+            if src.index(RELIVE_ODDS) == RELIVE_ODDS - 1:
+                self.unread = ()
+                self.live_again(plans, *life)
+                return
+        if (
+            session.stateful
+            and self.lives
+            and src.index(TWIN_ODDS) == TWIN_ODDS - 1
+            and self.twin(plans, src)
+        ):
+            return
         if self.unread:
             unread, self.unread = self.unread, ()
             if src.index(READ_ODDS) == READ_ODDS - 1:
@@ -737,6 +766,57 @@ class Case:
             return None
         return 1 + src.index(length - 1)
 
+    def live_again(self, plans: list[OpPlan], collection: str, key: Any, *, twin: bool = False) -> None:
+        """Make a record again with the call that made it, and change it with the calls that
+        changed it (the first ``LIFE`` of them), each naming the new key where it named the old
+        one, up to the first the model refuses: a deleted record (``relive``) or, with ``twin``,
+        a live one under a fresh key.
+
+        An implementation that keeps something of a resource outside its record (rotations
+        counted per project and user, snapshots per VM name) forgets it when the record goes
+        only if it was written to: a member who rotated their key three times, left and was
+        added again (under a new membership number) is refused a first rotation. The calls that
+        built the old record's state are the ones that show what the new one remembers. A twin
+        is a second record in the state the first one reached: a limit that counts over a
+        project's VMs and one that counts per VM differ only once two VMs share the count."""
+        session = self.session
+        by_name = {plan.name: plan for plan in plans}
+        calls = [self.accepted[i] for i in self.lives.get((collection, key), ())[:LIFE]]
+        new = key
+        for index, (name, value) in enumerate(calls):
+            plan = by_name[name]
+            if isinstance(value, Mapping) and (index or twin):
+                renamed = {
+                    k.field: new if index else self._fresh(collection, key)
+                    for k in plan.steer.keys
+                    if k.collection == collection and k.fresh != bool(index) and value.get(k.field) == key
+                }
+                value = {**value, **renamed}
+            expect = oracle.judge(session.model, self.state, plan.op, value)
+            if not expect.accepted:
+                return
+            before = self.state.get(collection) or {}
+            self.send(plan.op, value, expect)
+            self.previous = plan
+            if index == 0:
+                made = [k for k in self.state.get(collection) or () if k not in before]
+                if len(made) != 1:
+                    return
+                new = made[0]
+
+    def twin(self, plans: list[OpPlan], src: Source) -> bool:
+        """Live the life of one of the state's records again under a fresh key (``live_again``),
+        the newest first; whether there was one with a change to live."""
+        lived = [
+            (collection, key)
+            for (collection, key), life in self.lives.items()
+            if len(life) > 1 and key in (self.state.get(collection) or ())
+        ]
+        if not lived:
+            return False
+        self.live_again(plans, *lived[-1 - src.index(len(lived))], twin=True)
+        return True
+
     def insert(self, plans: list[OpPlan], src: Source) -> None:
         """One valid call of an operation the state may enable (``insertion``)."""
         enabled = [p for p in plans if p.steer.possible(self.state)] or plans
@@ -829,6 +909,7 @@ class Case:
                     after = post.get(name)
                     if after is before:
                         continue
+                    self._life(name, before or {}, after or {})
                     if name in session.deleted:
                         self._records(op.name, name, before or {}, after or {}, post)
                     if before and len(after or ()) < len(before):
@@ -910,6 +991,22 @@ class Case:
                 history[(name, key)] = 0
             else:
                 history[(name, key)] = history.get((name, key), 0) + 1
+
+    def _life(self, name: str, before: Any, after: Any) -> None:
+        """Note the accepted call (the last of ``accepted``) in the life of each record of
+        collection ``name`` it made or changed (``lives``); one it deleted after a change is the
+        one the next step may live again (``relive``)."""
+        lives = self.lives
+        index = len(self.accepted) - 1
+        for key in before:
+            if key not in after and len(lives.get((name, key), ())) > 1:
+                self.relive = (name, key)
+        for key, record in after.items():
+            old = before.get(key)
+            if old is None:
+                lives[(name, key)] = [index]
+            elif old is not record and (life := lives.get((name, key))) is not None:
+                life.append(index)
 
     def _memo_key(self, name: str, value: Any) -> str:
         """The calls of the case so far and this one, as text (exact: integers of any size)."""
