@@ -145,15 +145,28 @@ def _shortened(session: Session, finding: Finding) -> Finding:
     """``minimize``'s moves to a fixed point (or ``MAX_ROUNDS``)."""
     best = _deletions(session, finding)
     for _ in range(MAX_ROUNDS):
-        moved = start = _deletions(session, _extremes(session, _normalize(session, best)))
-        for fallback in (_added, _fresh, _merged, _pairs, _later, _freed):
-            if len(moved.steps) < len(best.steps):
-                break
-            moved = fallback(session, start)
+        start = _deletions(session, _extremes(session, _normalize(session, best)))
+        moved = _fallen_back(session, start, len(best.steps))
+        if len(moved.steps) >= len(best.steps) and _calls(start) != _calls(best):
+            # the values moved to their bounds can close a way the trace had: two rooms of
+            # three merge, two rooms of one (a capacity at its least, which kept the trace as
+            # long) do not
+            moved = _fallen_back(session, best, len(best.steps))
         if len(moved.steps) >= len(best.steps):
             break
         best = moved
     return best
+
+
+def _fallen_back(session: Session, start: Finding, length: int) -> Finding:
+    """The first of the costlier moves that makes ``start`` shorter than ``length`` steps (else
+    what the last one gave)."""
+    moved = start
+    for fallback in (_added, _fresh, _merged, _pairs, _later, _freed):
+        if len(moved.steps) < length:
+            break
+        moved = fallback(session, start)
+    return moved
 
 
 def _calls(finding: Finding) -> list[tuple[str, Any]]:

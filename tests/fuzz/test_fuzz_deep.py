@@ -538,6 +538,32 @@ def test_the_costlier_moves_start_from_the_values_moved_to_their_bounds() -> Non
     assert [s.input["capacity"] for s in finding.steps if s.tool == "addRoom"] == [3]
 
 
+def test_a_merge_the_values_moved_to_their_bounds_would_close_is_tried_without_them() -> None:
+    """Hotel's StaysCapped as a search gave it with a twin room (13 calls, minimum 11): a room
+    of three made and opened again under a fresh number, and a guest checked into it. The rooms
+    merge at three; the move to the bounds puts both capacities at one first (the trace as long
+    as before), where no merge or check-out lets them, so the costlier moves are tried on the
+    trace as it was too."""
+    calls = [
+        ("addRoom", {"capacity": 3, "number": "a"}),
+        ("register", {"name": "b"}),
+        ("openRoom", {"number": "a"}),
+        ("checkIn", {"name": "b", "number": "a"}),
+        ("checkOut", {"name": "b"}),
+        ("addRoom", {"capacity": 3, "number": "c"}),
+        ("openRoom", {"number": "c"}),
+        ("checkIn", {"name": "b", "number": "a"}),
+        ("checkOut", {"name": "b"}),
+        ("register", {"name": "d"}),
+        ("checkIn", {"name": "d", "number": "c"}),
+        ("checkIn", {"name": "b", "number": "a"}),
+        ("occupancy", {}),
+    ]
+    finding = _shrunk("hotel", "StaysCapped", calls)
+    assert (finding.kind, finding.operation, len(finding.steps)) == ("postcondition", "occupancy", 11)
+    assert [s.tool for s in finding.steps].count("addRoom") == 1
+
+
 def test_a_wrong_status_from_a_clause_not_checked_gives_way_to_the_accepted_call() -> None:
     """Fleet's FourthTrip: a car due for service goes out a fourth time (9 calls); 14 calls in,
     its driver at his limit too, the car is refused with the driver limit's 429 where service
