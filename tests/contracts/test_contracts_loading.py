@@ -116,6 +116,30 @@ def test_alias_bomb_is_bounded(tmp_path: Path) -> None:
         _source.load_document(path)
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: &x [1]\nb: *x\n",
+        "- &x 1\n- *x\n",
+        '{"a": &x [1], "b": *x}',
+        "[&x 1, *x]",
+        "{a: [1,&x 2], b: *x}",
+        "a:\n  &x\n  - 1\nb: *x\n",
+        "a: !!seq &x [1]\nb: *x\n",
+    ],
+)
+def test_every_anchor_the_parser_reads_is_one_the_text_scan_sees(text: str) -> None:
+    """The pass that refuses alias bombs early is skipped only where the text has no anchor
+    (``_source._ANCHOR``): an anchor it missed would skip it for a document with aliases."""
+    import yaml
+
+    composed = yaml.compose(text, Loader=yaml.SafeLoader)
+    assert composed is not None and any(
+        isinstance(event, yaml.AliasEvent) for event in yaml.parse(text, Loader=yaml.SafeLoader)
+    )
+    assert _source._ANCHOR.search(text)
+
+
 def test_invalid_utf8_names_line_and_column(tmp_path: Path) -> None:
     path = tmp_path / "bad.yaml"
     path.write_bytes(b"a: 1\nb: caf\xe9\n")
