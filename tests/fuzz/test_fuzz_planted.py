@@ -28,7 +28,14 @@ def _contract(name: str) -> envfactory.Contract:
 
 
 def _run(
-    example: str, factory: str, mode: str, *, engine: str = "fast", max_examples: int = 150, seed: int = 0
+    example: str,
+    factory: str,
+    mode: str,
+    *,
+    engine: str = "fast",
+    max_examples: int = 150,
+    seed: int = 0,
+    multiple: bool = True,
 ):
     contract = _contract(example)
     target = open_target(f"python:{IMPLS / f'{example}_impl.py'}:{factory}", contract)
@@ -40,6 +47,7 @@ def _run(
         max_examples=max_examples,
         steps=20,
         engine=engine,
+        multiple=multiple,
     )
 
 
@@ -69,13 +77,18 @@ PLANTED = [
 ]
 
 
+SHOWN_TWICE = {"UseAfterDeleteStore"}
+
+
 @pytest.mark.parametrize(
     ("example", "factory", "mode", "operation", "kind", "tools"), PLANTED, ids=[p[1] for p in PLANTED]
 )
 def test_planted_bug_is_found_and_shrunk(example, factory, mode, operation, kind, tools):
     # 300 examples: a use after delete takes a probe of a gone key after a create and a delete, which
     # seeds 1-5 find within 150 and seed 0 within 300 (the corpus replays spend some of the cases)
-    summary = _run(example, factory, mode, max_examples=300)
+    # up to the first finding, but where that one shows the bug another way (the deleted pet
+    # read back with a 200 breaks getPet's ensures before a probe of it is judged forbidden)
+    summary = _run(example, factory, mode, max_examples=300, multiple=factory in SHOWN_TWICE)
     found = {(f.operation, f.kind): f for f in summary.findings}
     assert (operation, kind) in found, [(f.operation, f.kind) for f in summary.findings]
     finding = found[(operation, kind)]
