@@ -109,7 +109,7 @@ def test_references_point_at_the_response_that_gave_an_id() -> None:
 
 
 def test_jobs_fuzz_several_seeds_and_merge_their_findings() -> None:
-    options = {"max_examples": 100}
+    options = {"max_examples": 60}
     path = str(IMPLS / "library.yaml")
     target = f"python:{IMPLS / 'library_impl.py'}:ThirdBook"
     merged = fuzz_jobs([Job(path, None, False, target, s, options) for s in seeds(0, 2)])
@@ -141,9 +141,9 @@ def test_the_solver_reaches_what_random_search_does_not() -> None:
     """The vault's lock forgets to reset a dial that takes sixteen clicks (with a reset among the
     operations): the bug needs 19 calls. After a share of the examples the solver plans a prefix
     to the operations never accepted, and the search goes on from there."""
-    (unlock,) = _unlocks(_run("vault", "StickyDial", seed=0, max_examples=300))
+    (unlock,) = _unlocks(_run("vault", "StickyDial", seed=0, max_examples=200))
     assert [s.tool for s in unlock.steps] == ["click"] * 16 + ["unlock", "lock", "unlock"]
-    assert _run("vault", "Vault", seed=0, max_examples=300) == ()
+    assert _run("vault", "Vault", seed=0, max_examples=200) == ()
 
 
 @pytest.mark.usefixtures("no_planner")

@@ -115,6 +115,7 @@ def test_rule_based_machine_finds_the_same_bug():
     assert "UnicodeEncodeError" in crash[0].message
 
 
+@pytest.mark.usefixtures("light_planner")  # what is compared is the run, not how deep it plans
 def test_same_seed_same_run():
     first = _run("tickets", "HidingTickets", "adversarial", max_examples=40, seed=7)
     second = _run("tickets", "HidingTickets", "adversarial", max_examples=40, seed=7)
@@ -122,6 +123,7 @@ def test_same_seed_same_run():
     assert [f.steps for f in first.findings] == [f.steps for f in second.findings]
 
 
+@pytest.mark.usefixtures("light_planner")
 def test_same_seed_same_run_whatever_else_the_process_loaded(tmp_path, monkeypatch):
     """Hypothesis mines literals from every loaded non-library module; a module loaded in between
     (another test, the user's notebook) must not change a seeded run."""
