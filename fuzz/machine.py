@@ -82,13 +82,13 @@ FOCUS_KEEP = 4
 HISTORY_ODDS = 2
 """A delete takes the live key with the longest history one time in this many."""
 RELIVE_ODDS = 2
+"""After a call deleted a record this case made and changed, the next step makes it again and
+changes it as before one time in this many (``Case.live_again``)."""
 TWIN_ODDS = 12
 """One step in this many lives the life of a record of the state again under a fresh key
 (``Case.twin``)."""
 LIFE = 8
 """The calls of a record's life ``Case.live_again`` sends again, at most."""
-"""After a call deleted a record this case made and changed, the next step makes it again and
-changes it as before one time in this many (``Case.live_again``)."""
 RARITY_SCALE = 1 << 16
 """The resolution of a draw by rarity (``Case._entry``)."""
 FIT_ODDS = 4

@@ -16,7 +16,7 @@ at most a few hundred calls.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import combinations, islice, product
 from typing import TYPE_CHECKING, Any
 
@@ -151,20 +151,18 @@ def _shortened(session: Session, finding: Finding) -> Finding:
             # the values moved to their bounds can close a merge the trace had: two rooms of
             # three merge, two rooms of one (a capacity at its least, which kept the trace as
             # long) do not
-            moved = _fallen_back(session, best, len(best.steps), (_merged,))
+            moved = _merged(session, best)
         if len(moved.steps) >= len(best.steps):
             break
         best = moved
     return best
 
 
-def _fallen_back(
-    session: Session, start: Finding, length: int, moves: Sequence[Callable[[Session, Finding], Finding]] = ()
-) -> Finding:
-    """The first of the costlier ``moves`` (by default all) that makes ``start`` shorter than
-    ``length`` steps (else what the last one gave)."""
+def _fallen_back(session: Session, start: Finding, length: int) -> Finding:
+    """The first of the costlier moves that makes ``start`` shorter than ``length`` steps (else
+    what the last one gave)."""
     moved = start
-    for fallback in moves or (_added, _fresh, _merged, _pairs, _later, _freed):
+    for fallback in (_added, _fresh, _merged, _pairs, _later, _freed):
         if len(moved.steps) < length:
             break
         moved = fallback(session, start)
