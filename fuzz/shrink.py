@@ -162,7 +162,7 @@ def _fallen_back(session: Session, start: Finding, length: int) -> Finding:
     """The first of the costlier moves that makes ``start`` shorter than ``length`` steps (else
     what the last one gave)."""
     moved = start
-    for fallback in (_added, _fresh, _merged, _pairs, _later, _freed):
+    for fallback in (_added, _fresh, _merged, _pairs, _later, _freed, _lowered):
         if len(moved.steps) < length:
             break
         moved = fallback(session, start)
@@ -360,6 +360,36 @@ def _freed(session: Session, finding: Finding) -> Finding:
     return _shorter(session, finding, trials())
 
 
+def _lowered(session: Session, finding: Finding) -> Finding:
+    """``finding`` made shorter by an integer moved one toward its least value (zero where the
+    schema sets none) together with another step left out: a course of three seats that three
+    students filled becomes a course of two that two fill. Either move alone loses the finding
+    (the third enrollment is refused, or the course is no longer full), and a bound the
+    implementation alone holds (full only from two seats) is one ``_extremes`` cannot see."""
+    steps = finding.steps
+    refs = references(steps)
+    ops = session.contract.operations
+
+    def trials() -> Iterator[tuple[list[Step], int | None]]:
+        for i, step in enumerate(steps):
+            props, _, _ = object_properties(ops[step.tool].input_schema)
+            for field in _fields(step):
+                value = step.input[field]
+                if not _is_number(value) or (i, str(field)) in refs:
+                    continue  # an id a response gave is a reference, not a size
+                schema = props.get(field)
+                low, _ = integer_bounds(schema) if isinstance(schema, Mapping) else (None, None)
+                toward = max(low, 0) if low is not None else 0
+                if value == toward:
+                    continue
+                lowered = _with(steps, i, step, field, value - 1 if value > toward else value + 1)
+                for j in range(len(steps) - 2, -1, -1):
+                    if j != i:
+                        yield [*lowered[:j], *lowered[j + 1 :]], None
+
+    return _shorter(session, finding, trials())
+
+
 MODEL_CHECKS = 500
 """Model judgements per step of the trace that ``_freed`` may make while it looks for trials."""
 
@@ -476,9 +506,18 @@ def _strings(steps: Sequence[Step]) -> list[str]:
 
 def _renamed(steps: Sequence[Step], old: str, new: str) -> list[Step]:
     """``steps`` with every input field that sends ``old`` sending ``new`` instead."""
+    return _renamed_all(steps, {old: new})
+
+
+def _renamed_all(steps: Sequence[Step], names: Mapping[str, str]) -> list[Step]:
+    """``steps`` with every input field that sends a key of ``names`` sending its value (the
+    steps that send none stay the same objects)."""
     return [
-        attrs.evolve(step, input={k: new if v == old else v for k, v in step.input.items()})
-        if isinstance(step.input, Mapping) and old in step.input.values()
+        attrs.evolve(
+            step, input={k: names.get(v, v) if isinstance(v, str) else v for k, v in step.input.items()}
+        )
+        if isinstance(step.input, Mapping)
+        and any(isinstance(v, str) and v in names for v in step.input.values())
         else step
         for step in steps
     ]
@@ -494,6 +533,13 @@ def _named(session: Session, finding: Finding) -> Finding:
     strategy drew. A name the schema or the clauses need as it is (a pattern, a prefix) stays."""
     best = finding
     names = _strings(best.steps)
+    order = dict(zip(names, NAMES, strict=False))
+    if any(name != new for name, new in order.items()):
+        # all at once first: ``a, b, j, c`` read as ``a, b, c, d``, which no one rename gives
+        found = replay(session, _renamed_all(best.steps, order), best.key)
+        if found is not None and len(found.steps) <= len(best.steps):
+            best = found
+            names = _strings(best.steps)
     plain = iter(n for n in NAMES if n not in names)
     for name in names:
         if name in NAMES:

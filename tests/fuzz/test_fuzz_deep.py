@@ -20,7 +20,7 @@ import pytest
 
 import envfactory
 from envfactory.contracts.evaluator import Env
-from envfactory.fuzz import runner
+from envfactory.fuzz import runner, shrink
 from envfactory.fuzz.findings import Finding
 from envfactory.fuzz.parallel import Job, fuzz_jobs, run_job, seeds
 from envfactory.fuzz.runner import Summary, fuzz
@@ -399,8 +399,8 @@ def test_a_shrunk_trace_names_what_it_made_plainly() -> None:
     ]
     finding = _shrunk("library", "ThirdBook", calls)
     assert (finding.kind, finding.operation, len(finding.steps)) == ("forbidden_accepted", "borrow", 7)
-    assert {s.input["name"] for s in finding.steps if "name" in s.input} == {"b"}
-    assert [s.input["isbn"] for s in finding.steps if s.tool == "addBook"] == ["c", "a", "d"]
+    assert {s.input["name"] for s in finding.steps if "name" in s.input} == {"a"}
+    assert [s.input["isbn"] for s in finding.steps if s.tool == "addBook"] == ["b", "c", "d"]
 
 
 def test_minimizing_goes_on_from_the_plain_names_until_nothing_more_goes() -> None:
@@ -562,6 +562,55 @@ def test_a_merge_the_values_moved_to_their_bounds_would_close_is_tried_without_t
     finding = _shrunk("hotel", "StaysCapped", calls)
     assert (finding.kind, finding.operation, len(finding.steps)) == ("postcondition", "occupancy", 11)
     assert [s.tool for s in finding.steps].count("addRoom") == 1
+
+
+@pytest.mark.parametrize(
+    ("calls", "operation"),
+    [
+        (
+            [
+                ("addCourse", {"seats": 3, "code": "a"}),
+                ("addStudent", {"name": "b"}),
+                ("enroll", {"course": "a", "student": "b"}),
+                ("addCourse", {"seats": 1, "code": "c"}),
+                ("addStudent", {"name": "j"}),
+                ("enroll", {"course": "a", "student": "j"}),
+                ("addStudent", {"name": "d"}),
+                ("enroll", {"course": "a", "student": "d"}),
+                ("swap", {"course": "c", "id": 3}),
+                ("courseInfo", {"code": "a"}),
+            ],
+            "courseInfo",
+        ),
+        (
+            [
+                ("addCourse", {"seats": 3, "code": "a"}),
+                ("addCourse", {"seats": 3, "code": "b"}),
+                ("addStudent", {"name": "j"}),
+                ("enroll", {"course": "b", "student": "j"}),
+                ("addStudent", {"name": "c"}),
+                ("enroll", {"course": "b", "student": "c"}),
+                ("addStudent", {"name": "d"}),
+                ("enroll", {"course": "b", "student": "d"}),
+                ("swap", {"course": "a", "id": 1}),
+                ("swap", {"course": "b", "id": 1}),
+            ],
+            "swap",
+        ),
+    ],
+)
+def test_a_size_one_smaller_lets_a_step_go_that_neither_move_alone_lets_go(
+    calls: list[tuple[str, dict[str, object]]], operation: str
+) -> None:
+    """The registrar's FullSwapLeak as a search gave it (session 30, 10 calls, minimum 8): a
+    swap out of a full course of three keeps the seat taken. The course is full only from two
+    seats in the implementation, a bound no clause states; three seats down to two with one
+    enrollment left out shows the same bug in a student and an enrollment fewer. Names come
+    out in the order the trace first used them."""
+    finding = _shrunk("registrar", "FullSwapLeak", calls)
+    assert (finding.operation, len(finding.steps)) == (operation, 8)
+    assert [s.input["seats"] for s in finding.steps if s.tool == "addCourse"] in ([2, 1], [1, 2])
+    assert shrink._strings(finding.steps) == ["a", "b", "c", "d"]
 
 
 def test_a_wrong_status_from_a_clause_not_checked_gives_way_to_the_accepted_call() -> None:
