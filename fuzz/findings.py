@@ -17,7 +17,7 @@ from typing import Any
 import attrs
 import orjson
 
-from envfactory.trajectory import Step, Trajectory
+from envfactory.trajectory import Step, Trajectory, to_json
 
 KINDS: dict[str, str] = {
     "valid_rejected": "a valid call was rejected",
@@ -99,6 +99,9 @@ class Finding:
             "location": self.location,
             "cause": self.cause or None,
             "steps": len(self.steps),
+            # the calls themselves, as a trajectory file writes them: a report read by a program
+            # needs the trace as much as a person does
+            "trace": to_json(Trajectory(id=self.operation, steps=self.steps))["steps"],
         }
 
     def trajectory(

@@ -36,6 +36,22 @@ def test_finding_exits_1_and_writes_a_trajectory_file(tmp_path):
     assert crash.steps[-1].status == 500 and crash.seed == 0
 
 
+def test_json_findings_carry_their_trace_as_the_trajectory_file_has_it(tmp_path):
+    """A program reading ``--format json`` gets the calls of each finding, not only their count:
+    the same steps the ``-o`` file holds."""
+    out = tmp_path / "findings.jsonl"
+    args = [PET, "--target", CRASHING, "--max-examples", "40", "--engine", "fast", "--no-graph"]
+    result = _fuzz(*args, "--format", "json", "-o", str(out))
+    assert result.exit_code == 1, result.output
+    findings = json.loads(result.output)["findings"]
+    crash = next(f for f in findings if f["kind"] == "crash")
+    assert [s["tool"] for s in crash["trace"]] == ["login", "addPet"] and crash["steps"] == 2
+    written = next(t for t in read_trajectories(out) if t.meta and t.meta["finding"] == "crash")
+    assert [(s["tool"], s["input"], s.get("status")) for s in crash["trace"]] == [
+        (s.tool, s.input, s.status) for s in written.steps
+    ]
+
+
 def test_no_finding_exits_0_with_json_summary():
     result = _fuzz(BANK, "--target", "sim", "--max-examples", "20", "--steps", "10", "--format", "json")
     assert result.exit_code == 0, result.output
