@@ -37,6 +37,7 @@ from envfactory.fuzz import inputs, oracle
 from envfactory.fuzz.corpus import Call
 from envfactory.fuzz.draws import Source
 from envfactory.fuzz.findings import Finding, crash_cause, error_for
+from envfactory.fuzz.references import rebind, references
 from envfactory.fuzz.steering import FITS, MADE_AGAIN, Steer, crowds, holds_at
 from envfactory.trajectory import Step
 
@@ -89,6 +90,9 @@ TWIN_ODDS = 12
 (``Case.twin``)."""
 LIFE = 8
 """The calls of a record's life ``Case.live_again`` sends again, at most."""
+REDRAW_ODDS = 2
+"""A deleted record made again under its key gets the rest of its values drawn anew one time in
+this many (``Case.live_again``)."""
 RARITY_SCALE = 1 << 16
 """The resolution of a draw by rarity (``Case._entry``)."""
 FIT_ODDS = 4
@@ -182,6 +186,7 @@ class Case:
 
     __slots__ = (
         "accepted",
+        "answers",
         "changed",
         "dropped",
         "focus",
@@ -230,6 +235,8 @@ class Case:
         changed it: the next step may live its life again (``live_again``)."""
         self.probes = 0
         self.accepted: list[Call] = []
+        self.answers: list[Any] = []
+        """The outputs of the ``accepted`` calls, in order (the ids a lived-again call names)."""
         self.off: frozenset[str] = frozenset()
         """Operations this case does not prefer (swarm testing)."""
         self.focus = False
@@ -281,7 +288,7 @@ class Case:
             life, self.relive = self.relive, None
             if src.index(RELIVE_ODDS) == RELIVE_ODDS - 1:
                 self.unread = ()
-                self.live_again(plans, *life)
+                self.live_again(plans, *life, src=src)
                 return
         if (
             session.stateful
@@ -293,9 +300,7 @@ class Case:
         if self.unread:
             unread, self.unread = self.unread, ()
             if src.index(READ_ODDS) == READ_ODDS - 1:
-                plan, field, key = unread[src.index(len(unread))]
-                self.previous = plan
-                self.valid(plan, src, None if field is None else (field, key))
+                self._read_back(unread, src)
                 return
         enabled = [p for p in plans if p.steer.possible(self.state)]
         if self.off:
@@ -592,6 +597,8 @@ class Case:
                 # a delete takes the key with the longest history (one made, used and then
                 # deleted is where a resource made again under its name can remember too much)
                 history = self.history
+                if plan.steer.fits:  # among the keys its requires accept (a course left empty)
+                    free = plan.steer.fitting(field, state, free) or free
                 value[field] = max(reversed(free), key=lambda k: history.get((collection, k), 0))
                 chosen.append(value[field])
                 continue
@@ -766,7 +773,9 @@ class Case:
             return None
         return 1 + src.index(length - 1)
 
-    def live_again(self, plans: list[OpPlan], collection: str, key: Any, *, twin: bool = False) -> None:
+    def live_again(
+        self, plans: list[OpPlan], collection: str, key: Any, *, twin: bool = False, src: Source | None = None
+    ) -> None:
         """Make a record again with the call that made it, and change it with the calls that
         changed it (the first ``LIFE`` of them), each naming the new key where it named the old
         one, up to the first the model refuses: a deleted record (``relive``) or, with ``twin``,
@@ -778,13 +787,31 @@ class Case:
         added again (under a new membership number) is refused a first rotation. The calls that
         built the old record's state are the ones that show what the new one remembers. A twin
         is a second record in the state the first one reached: a limit that counts over a
-        project's VMs and one that counts per VM differ only once two VMs share the count."""
+        project's VMs and one that counts per VM differ only once two VMs share the count.
+
+        A deleted record made again under its own key (given ``src``) gets its other values
+        drawn anew one time in ``REDRAW_ODDS``, and is then read back at once, not changed: an
+        implementation that keeps the old record's settings (a course made again with more
+        seats that still has the old number) shows only where the new ones differ."""
         session = self.session
         by_name = {plan.name: plan for plan in plans}
-        calls = [self.accepted[i] for i in self.lives.get((collection, key), ())[:LIFE]]
+        life = self.lives.get((collection, key), ())[:LIFE]
+        calls = [self.accepted[i] for i in life]
+        # a key an earlier call of the life returned (the enrollment a course's drop names) is
+        # the one that call returns this time; a field that names no key (a rotation's count of
+        # 1 where the membership was number 1) is sent as it was
+        refs = {
+            (i, field): ref
+            for (i, field), ref in references(
+                [Step(name, value, self.answers[j]) for (name, value), j in zip(calls, life, strict=True)]
+            ).items()
+            if any(k.field == field and not k.fresh for k in by_name[calls[i][0]].steer.keys)
+        }
+        outputs: dict[int, Any] = {}
         new = key
         for index, (name, value) in enumerate(calls):
             plan = by_name[name]
+            value = rebind(refs, index, value, outputs)
             if isinstance(value, Mapping) and (index or twin):
                 renamed = {
                     k.field: new if index else self._fresh(collection, key)
@@ -793,16 +820,58 @@ class Case:
                 }
                 value = {**value, **renamed}
             expect = oracle.judge(session.model, self.state, plan.op, value)
+            if index == 0 and src is not None and src.index(REDRAW_ODDS) == REDRAW_ODDS - 1:
+                redrawn = self._redrawn(plan, collection, key, value, src)
+                other = oracle.judge(session.model, self.state, plan.op, redrawn)
+                if redrawn != value and other.accepted:
+                    # made with other values, it is read back at once (``unread``), not changed:
+                    # what it kept of the old record shows there
+                    self.reading = True
+                    self.send(plan.op, redrawn, other)
+                    self.reading = False
+                    self.previous = plan
+                    if self.unread:
+                        unread, self.unread = self.unread, ()
+                        self._read_back(unread, src)
+                    return
             if not expect.accepted:
                 return
             before = self.state.get(collection) or {}
             self.send(plan.op, value, expect)
             self.previous = plan
+            outputs[index] = self.steps[-1].output
             if index == 0:
                 made = [k for k in self.state.get(collection) or () if k not in before]
                 if len(made) != 1:
                     return
                 new = made[0]
+
+    def _read_back(self, unread: Sequence[Read], src: Source) -> None:
+        """One of the ``unread`` reads, drawn, as a valid call naming its key."""
+        plan, field, key = unread[src.index(len(unread))]
+        self.previous = plan
+        self.valid(plan, src, None if field is None else (field, key))
+
+    def _redrawn(self, plan: OpPlan, collection: str, key: Any, value: Any, src: Source) -> Any:
+        """A draw of ``plan`` that names ``key`` where ``value`` does and differs from ``value``
+        elsewhere, within ``TRIES`` draws (``live_again``): a small field's draws (a course's one
+        to three seats) come back the same half the time."""
+        if not isinstance(value, Mapping):
+            return value
+        kept = {k.field for k in plan.steer.keys if k.collection == collection and value.get(k.field) == key}
+        props, _, _ = inputs.object_properties(plan.op.input_schema)
+        if not kept or set(props) <= kept:
+            # a key the target assigns (a membership made again is another user's if drawn
+            # anew), or nothing but the key to draw (a student's name)
+            return value
+        for _ in range(TRIES):
+            drawn = self.draw(plan, src, breaking=False)
+            if not isinstance(drawn, dict):
+                return value
+            other = {**drawn, **{field: value[field] for field in kept}}
+            if other != value:
+                return other
+        return value
 
     def twin(self, plans: list[OpPlan], src: Source) -> bool:
         """Live the life of one of the state's records again under a fresh key (``live_again``),
@@ -896,6 +965,7 @@ class Case:
                     self.refused.clear()
                 self.state = post
                 self.accepted.append((op.name, value))
+                self.answers.append(response.output)
                 corpus = session.corpus
                 if corpus.novel(post, session.state_writes[op.name]) and not self.replaying:
                     corpus.add(self.accepted, post)

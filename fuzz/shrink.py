@@ -26,6 +26,7 @@ from envfactory.contracts.errors import EvaluationError
 from envfactory.contracts.evaluator import Env
 from envfactory.fuzz.findings import Finding, FindingError, Key
 from envfactory.fuzz.inputs import integer_bounds, object_properties
+from envfactory.fuzz.references import is_id, rebind, references
 from envfactory.fuzz.steering import Threshold, thresholds
 from envfactory.trajectory import Step
 
@@ -37,58 +38,6 @@ MAX_ROUNDS = 8
 FALLBACK_REPLAYS = 20
 """Replays per step of the trace that the moves tried after the others stall may spend: they
 try many candidates, and a trace already at its shortest gains nothing from them."""
-
-Ref = tuple[int, str | None]
-"""The step whose response gave a value, and the response field it came in (None: the whole)."""
-
-
-def _ids(value: Any) -> list[tuple[str | None, Any]]:
-    """The scalar values a response (or input) holds at its top level, with their fields."""
-    if isinstance(value, Mapping):
-        return [(str(k), v) for k, v in value.items() if _is_id(v)]
-    return [(None, value)] if _is_id(value) else []
-
-
-def _is_id(value: Any) -> bool:
-    return (isinstance(value, int) and not isinstance(value, bool)) or (
-        isinstance(value, str) and value != ""
-    )
-
-
-def references(steps: Sequence[Step]) -> dict[tuple[int, str], Ref]:
-    """For each (step, input field) whose value an earlier response returned and that earlier
-    call did not send itself (so the target chose it), where that value came from."""
-    refs: dict[tuple[int, str], Ref] = {}
-    for i, step in enumerate(steps):
-        if not isinstance(step.input, Mapping):
-            continue
-        for field, value in step.input.items():
-            if not _is_id(value):
-                continue
-            for j in range(i - 1, -1, -1):
-                earlier = steps[j]
-                sent = {v for _, v in _ids(earlier.input)}
-                hits = [f for f, v in _ids(earlier.output) if v == value and v not in sent]
-                if hits:
-                    refs[(i, str(field))] = (j, hits[0])
-                    break
-    return refs
-
-
-def rebind(refs: Mapping[tuple[int, str], Ref], i: int, value: Any, outputs: Mapping[int, Any]) -> Any:
-    """Step ``i``'s input with each id an earlier response gave replaced by the id that response
-    gives this time (``outputs``: this run's responses by step; a step not run keeps the old id)."""
-    if not isinstance(value, Mapping):
-        return value
-    value = dict(value)
-    for field in value:
-        ref = refs.get((i, str(field)))
-        if ref is None or ref[0] not in outputs:
-            continue
-        fresh = dict(_ids(outputs[ref[0]])).get(ref[1])
-        if fresh is not None:
-            value[field] = fresh
-    return value
 
 
 def replay(session: Session, steps: Sequence[Step], key: Key, skip: int | None = None) -> Finding | None:
@@ -304,7 +253,7 @@ def _pairs(session: Session, finding: Finding) -> Finding:
     def trials() -> Iterator[tuple[list[Step], int | None]]:
         for i in range(len(steps) - 1, -1, -1):
             step = steps[i]
-            fields = [f for f in _fields(step) if _is_id(step.input[f])]
+            fields = [f for f in _fields(step) if is_id(step.input[f])]
             for first, second in combinations(fields, 2):
                 for x, y in product(_first_values(steps, str(first)), _first_values(steps, str(second))):
                     if x != step.input[first] and y != step.input[second]:  # else one field alone
@@ -775,7 +724,7 @@ def _normalize(session: Session, finding: Finding, only: int | None = None) -> F
             if step is None:
                 break  # the replay changed this step: its other fields wait for the next round
             value = step.input.get(field)
-            if not _is_id(value):
+            if not is_id(value):
                 continue
             for other in _first_values(best.steps, str(field)):
                 if other == value:
@@ -811,6 +760,6 @@ def _first_values(steps: Sequence[Step], field: str) -> list[Any]:
     for step in steps:
         if isinstance(step.input, Mapping):
             value = step.input.get(field)
-            if _is_id(value) and value not in out:
+            if is_id(value) and value not in out:
                 out.append(value)
     return out

@@ -23,8 +23,8 @@ from envfactory.contracts.evaluator import Env
 from envfactory.fuzz import runner, shrink
 from envfactory.fuzz.findings import Finding
 from envfactory.fuzz.parallel import Job, fuzz_jobs, run_job, seeds
+from envfactory.fuzz.references import references
 from envfactory.fuzz.runner import Summary, fuzz
-from envfactory.fuzz.shrink import references
 from envfactory.fuzz.steering import KeyField, Steer
 from envfactory.fuzz.targets import open_target
 from envfactory.trajectory import Step

@@ -263,3 +263,89 @@ def test_a_twin_lives_a_live_record_s_life_again_under_a_fresh_key(tmp_path: Pat
     assert create.tool == "create" and create.input["disk"] not in ("a", "b") and create.status == 200
     assert (snapshot.tool, snapshot.input, snapshot.status) == ("snapshot", create.input, 200)
     assert case.state["disks"][create.input["disk"]] == {"snaps": 1}
+
+
+REGISTRAR = Path(__file__).resolve().parent / "impls" / "registrar.yaml"
+COURSE_LIFE = [
+    ("addCourse", {"code": "a", "seats": 1}),
+    ("addStudent", {"name": "s"}),
+    ("enroll", {"student": "s", "course": "a"}),
+    ("drop", {"id": 1}),
+    ("enroll", {"student": "s", "course": "a"}),
+    ("drop", {"id": 2}),
+    ("removeCourse", {"code": "a"}),
+]
+
+
+class Fixed(Seeded):
+    """``Seeded``, with the first draw of ``n`` choices answered by ``first`` for each ``n`` given."""
+
+    def __init__(self, seed: int, first: dict[int, int]) -> None:
+        super().__init__(seed)
+        self.first = dict(first)
+
+    def index(self, n: int) -> int:
+        if n in self.first:
+            return self.first.pop(n)
+        return super().index(n)
+
+
+def _course_case() -> tuple[Session, Case]:
+    contract = envfactory.load(REGISTRAR)
+    session = Session(contract, open_target("sim", contract), mode="valid", time_budget=None)
+    case = Case(session)
+    for name, value in COURSE_LIFE:
+        case.send(contract.operations[name], value)
+    return session, case
+
+
+def test_a_life_lived_again_names_the_ids_its_own_calls_return_now() -> None:
+    """A course's drops name the enrollments its enrolls made: made again, the course is
+    enrolled in twice more and each drop names the enrollment made this time (3, then 4), so
+    the new course has a history of two drops as the old one had."""
+    session, case = _course_case()
+    assert case.relive == ("courses", "a")
+    case.live_again(plans(session), "courses", "a")
+    assert [(s.tool, s.input, s.status) for s in case.steps[len(COURSE_LIFE) :]] == [
+        ("addCourse", {"code": "a", "seats": 1}, 200),
+        ("enroll", {"student": "s", "course": "a"}, 200),
+        ("drop", {"id": 3}, 200),
+        ("enroll", {"student": "s", "course": "a"}, 200),
+        ("drop", {"id": 4}, 200),
+    ]
+
+
+def test_a_record_made_again_under_its_own_key_with_other_values_is_read_back_at_once() -> None:
+    """One time in ``REDRAW_ODDS`` the course comes back with other seats, and the next call
+    reads it (``courseInfo``), where a course that kept the old record's seats shows it; the
+    enrollments of its old life are not sent again."""
+    session, case = _course_case()
+    source = Fixed(0, {machine.REDRAW_ODDS: machine.REDRAW_ODDS - 1})
+    case.live_again(plans(session), "courses", "a", src=source)
+    made, read = case.steps[len(COURSE_LIFE) :]
+    assert made.tool == "addCourse" and made.input["code"] == "a" and made.input["seats"] != 1
+    assert (read.tool, read.input, read.status) == ("courseInfo", {"code": "a"}, 200)
+    assert read.output["seats"] == made.input["seats"]
+
+
+def test_a_membership_made_again_is_the_same_user_s_even_when_values_would_be_drawn_anew(
+    teams: tuple[Contract, Path],
+) -> None:
+    """A key the target assigns leaves nothing to keep: drawn anew, the membership would be
+    another user's, so it is made again as it was."""
+    contract, _ = teams
+    session = Session(contract, open_target("sim", contract), mode="valid", time_budget=None)
+    case = Case(session)
+    for name, value in [
+        ("createTeam", {"team": "ann", "owner": "bob"}),
+        ("join", {"team": "ann", "actor": "bob", "user": "bob"}),
+        ("rotate", {"member": 1, "key": 1}),
+        ("leave", {"member": 1}),
+    ]:
+        case.send(contract.operations[name], value)
+    source = Fixed(0, {machine.REDRAW_ODDS: machine.REDRAW_ODDS - 1})
+    case.live_again(plans(session), "members", 1, src=source)
+    assert [(s.tool, s.input) for s in case.steps[4:]] == [
+        ("join", {"team": "ann", "actor": "bob", "user": "bob"}),
+        ("rotate", {"member": 2, "key": 1}),
+    ]

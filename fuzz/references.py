@@ -1,0 +1,66 @@
+"""References between the calls of a trace: an id a response returned, named by a later call.
+
+A call that names "the id step *k* returned" keeps naming it when the calls are sent again and
+the target hands out other ids (a shrinking replay with an earlier step left out, a record's
+life lived again): ``references`` finds where each such id came from, ``rebind`` puts in the id
+this run's response gave instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from envfactory.trajectory import Step
+
+Ref = tuple[int, str | None]
+"""The step whose response gave a value, and the response field it came in (None: the whole)."""
+
+
+def ids(value: Any) -> list[tuple[str | None, Any]]:
+    """The scalar values a response (or input) holds at its top level, with their fields."""
+    if isinstance(value, Mapping):
+        return [(str(k), v) for k, v in value.items() if is_id(v)]
+    return [(None, value)] if is_id(value) else []
+
+
+def is_id(value: Any) -> bool:
+    return (isinstance(value, int) and not isinstance(value, bool)) or (
+        isinstance(value, str) and value != ""
+    )
+
+
+def references(steps: Sequence[Step]) -> dict[tuple[int, str], Ref]:
+    """For each (step, input field) whose value an earlier response returned and that earlier
+    call did not send itself (so the target chose it), where that value came from."""
+    refs: dict[tuple[int, str], Ref] = {}
+    for i, step in enumerate(steps):
+        if not isinstance(step.input, Mapping):
+            continue
+        for field, value in step.input.items():
+            if not is_id(value):
+                continue
+            for j in range(i - 1, -1, -1):
+                earlier = steps[j]
+                sent = {v for _, v in ids(earlier.input)}
+                hits = [f for f, v in ids(earlier.output) if v == value and v not in sent]
+                if hits:
+                    refs[(i, str(field))] = (j, hits[0])
+                    break
+    return refs
+
+
+def rebind(refs: Mapping[tuple[int, str], Ref], i: int, value: Any, outputs: Mapping[int, Any]) -> Any:
+    """Step ``i``'s input with each id an earlier response gave replaced by the id that response
+    gives this time (``outputs``: this run's responses by step; a step not run keeps the old id)."""
+    if not isinstance(value, Mapping):
+        return value
+    value = dict(value)
+    for field in value:
+        ref = refs.get((i, str(field)))
+        if ref is None or ref[0] not in outputs:
+            continue
+        fresh = dict(ids(outputs[ref[0]])).get(ref[1])
+        if fresh is not None:
+            value[field] = fresh
+    return value
