@@ -108,6 +108,9 @@ through the operation's effects no call took yet (``Case.valid``)."""
 AIM_ODDS = 4
 """One step in this many, where a live key makes a way through an operation's effects that no
 call took yet (``Session.aims``), calls that operation on that key (``Case._aimed``)."""
+USE_ODDS = 3
+"""After a call changed a field of a record, the next step calls an operation whose requires or
+effects read that field one time in this many (``Case.unused``)."""
 READ_ODDS = 2
 """After a call that showed a state feature new in the round (and after a corpus entry or a
 planned prefix replayed), the next step reads back a record it changed one time in this many
@@ -208,6 +211,7 @@ class Case:
         "state",
         "steps",
         "unread",
+        "unused",
     )
 
     def __init__(self, session: Session, *, replay: bool = False) -> None:
@@ -257,6 +261,11 @@ class Case:
         change (the seats given back to the last waiter, not the first) answers that call
         right, and only a read shows it. A step drawn at random reads the changed record
         with the right operation once in dozens; the next step here does half the time."""
+        self.unused: tuple[Read, ...] = ()
+        """Calls of the operations whose requires or effects read a field the last accepted call
+        changed, each naming the changed record where it takes a key of its collection: a role
+        changed between a member's add and a move into their project is judged at the move, and
+        an implementation that judges by the role as added shows only there."""
         self.reading = False
         """Whether the call being sent ends a replayed entry or prefix (``unread``)."""
         self.replaying = replay
@@ -297,10 +306,15 @@ class Case:
             and self.twin(plans, src)
         ):
             return
+        if self.unused:
+            unused, self.unused = self.unused, ()
+            if src.index(USE_ODDS) == USE_ODDS - 1:
+                self._named_call(unused, src)
+                return
         if self.unread:
             unread, self.unread = self.unread, ()
             if src.index(READ_ODDS) == READ_ODDS - 1:
-                self._read_back(unread, src)
+                self._named_call(unread, src)
                 return
         enabled = [p for p in plans if p.steer.possible(self.state)]
         if self.off:
@@ -832,7 +846,7 @@ class Case:
                     self.previous = plan
                     if self.unread:
                         unread, self.unread = self.unread, ()
-                        self._read_back(unread, src)
+                        self._named_call(unread, src)
                     return
             if not expect.accepted:
                 return
@@ -846,9 +860,9 @@ class Case:
                     return
                 new = made[0]
 
-    def _read_back(self, unread: Sequence[Read], src: Source) -> None:
-        """One of the ``unread`` reads, drawn, as a valid call naming its key."""
-        plan, field, key = unread[src.index(len(unread))]
+    def _named_call(self, calls: Sequence[Read], src: Source) -> None:
+        """One of ``calls`` (``unread``, ``unused``), drawn, as a valid call naming its key."""
+        plan, field, key = calls[src.index(len(calls))]
         self.previous = plan
         self.valid(plan, src, None if field is None else (field, key))
 
@@ -973,13 +987,14 @@ class Case:
                 readers = session.readers if self.replaying or watch else {}
                 changed: list[tuple[str, Any]] = []
                 touched: list[str] = []
+                uses: list[Read] = []
                 for name in session.writes[op.name]:
                     self._remember(name, post.get(name))
                     before = state.get(name)
                     after = post.get(name)
                     if after is before:
                         continue
-                    self._life(name, before or {}, after or {})
+                    uses += self._life(name, before or {}, after or {})
                     if name in session.deleted:
                         self._records(op.name, name, before or {}, after or {}, post)
                     if before and len(after or ()) < len(before):
@@ -991,6 +1006,7 @@ class Case:
                         touched.append(name)
                 self.changed = tuple(changed)
                 self.unread = self._reads(changed, touched) if watch else ()
+                self.unused = tuple(dict.fromkeys(uses))
                 self._remember_values(value, response.output)
                 return
         else:
@@ -1062,11 +1078,14 @@ class Case:
             else:
                 history[(name, key)] = history.get((name, key), 0) + 1
 
-    def _life(self, name: str, before: Any, after: Any) -> None:
+    def _life(self, name: str, before: Any, after: Any) -> list[Read]:
         """Note the accepted call (the last of ``accepted``) in the life of each record of
         collection ``name`` it made or changed (``lives``); one it deleted after a change is the
-        one the next step may live again (``relive``)."""
+        one the next step may live again (``relive``). The calls that use a field it changed in
+        a record (``Session.users``, ``unused``)."""
         lives = self.lives
+        users = self.session.users.get(name)
+        uses: list[Read] = []
         index = len(self.accepted) - 1
         for key in before:
             if key not in after and len(lives.get((name, key), ())) > 1:
@@ -1075,8 +1094,16 @@ class Case:
             old = before.get(key)
             if old is None:
                 lives[(name, key)] = [index]
-            elif old is not record and (life := lives.get((name, key))) is not None:
-                life.append(index)
+            elif old is not record:
+                if (life := lives.get((name, key))) is not None:
+                    life.append(index)
+                if users and isinstance(record, Mapping) and isinstance(old, Mapping):
+                    for field, using in users.items():
+                        if record.get(field) != old.get(field):
+                            uses += [
+                                (plan, key_field, key if key_field else None) for plan, key_field in using
+                            ]
+        return uses
 
     def _memo_key(self, name: str, value: Any) -> str:
         """The calls of the case so far and this one, as text (exact: integers of any size)."""
@@ -1121,7 +1148,33 @@ def plans(session: Session) -> list[OpPlan]:
             if not key.fresh:
                 readers.setdefault(key.collection, []).append(plan)
     session.readers, session.whole_readers = readers, whole
+    session.users = _users(session.contract, ops)
     return ops
+
+
+def _users(contract: Any, ops: list[OpPlan]) -> dict[str, dict[str, list[tuple[OpPlan, str | None]]]]:
+    """Per collection and record field, the operations whose requires or effects read that
+    field of some record of it (``members[m].role``), each with its input field that names a
+    key of the collection (None: it takes none, and a valid draw picks the record)."""
+    collections = {name for name, var in contract.state.items() if var.collection}
+    out: dict[str, dict[str, list[tuple[OpPlan, str | None]]]] = {}
+    for plan in ops:
+        exprs = [c.expr for c in plan.op.requires] + [e.value for e in plan.op.effects if e.value is not None]
+        read = {
+            (node.obj.obj.id, node.name)
+            for expr in exprs
+            for node in ir.walk(expr)
+            if isinstance(node, ir.Attr)
+            and isinstance(node.obj, ir.Index)
+            and isinstance(node.obj.obj, ir.Name)
+            and node.obj.obj.id in collections
+        }
+        for collection, field in sorted(read):
+            key_field = next(
+                (k.field for k in plan.steer.keys if k.collection == collection and not k.fresh), None
+            )
+            out.setdefault(collection, {}).setdefault(field, []).append((plan, key_field))
+    return out
 
 
 def guarded_step(case: Case, ops: list[OpPlan], src: Source) -> None:

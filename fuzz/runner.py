@@ -407,6 +407,9 @@ class Session:
         self.whole_readers: dict[str, list[Any]] = {}
         """Per state variable, the plans of the read operations that take no key and whose
         ensures read it (``machine.plans``)."""
+        self.users: dict[str, dict[str, list[Any]]] = {}
+        """Per collection and record field, the plans whose requires or effects read it, each
+        with its key field for the collection (``machine.plans``)."""
         self.slow: dict[str, dict[str, Response]] = {}
         # a call's cost: CPU time where it runs in this process (the same on a loaded machine, so
         # the same seed memoizes the same calls), wall time where it runs elsewhere
