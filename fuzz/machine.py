@@ -306,15 +306,15 @@ class Case:
             and self.twin(plans, src)
         ):
             return
-        if self.unused:
-            unused, self.unused = self.unused, ()
-            if src.index(USE_ODDS) == USE_ODDS - 1:
-                self._named_call(unused, src)
-                return
         if self.unread:
             unread, self.unread = self.unread, ()
             if src.index(READ_ODDS) == READ_ODDS - 1:
                 self._named_call(unread, src)
+                return
+        if self.unused:
+            unused, self.unused = self.unused, ()
+            if src.index(USE_ODDS) == USE_ODDS - 1:
+                self._named_call(unused, src)
                 return
         enabled = [p for p in plans if p.steer.possible(self.state)]
         if self.off:

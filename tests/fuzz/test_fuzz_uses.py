@@ -30,9 +30,11 @@ class Fixed(Seeded):
         return self.answers[n] if n in self.answers else super().index(n)
 
 
+CONTRACT = envfactory.load(REGISTRAR)
+
+
 def _session() -> Session:
-    contract = envfactory.load(REGISTRAR)
-    return Session(contract, open_target("sim", contract), mode="adversarial", time_budget=None)
+    return Session(CONTRACT, open_target("sim", CONTRACT), mode="adversarial", time_budget=None)
 
 
 def test_the_users_of_a_field_are_read_off_requires_and_effects() -> None:
@@ -66,6 +68,7 @@ def test_a_changed_field_is_used_next_on_the_record_it_changed() -> None:
     users = {(plan.name, field, key) for plan, field, key in case.unused}
     assert ("enroll", "student", "s") in users and ("swap", None, None) in users
     case.started = True
+    case.unread = ()  # a read back of the frozen student comes first where there is one
     sent = len(case.steps)
     case.step(ours, Fixed(0, {machine.USE_ODDS: machine.USE_ODDS - 1}))
     (used,) = case.steps[sent:]
@@ -81,17 +84,19 @@ def test_a_changed_field_is_used_next_on_the_record_it_changed() -> None:
 def test_about_one_step_in_use_odds_uses_the_field_just_changed() -> None:
     runs = 300
     used = 0
+    session = _session()  # one session, a case of its own per seed: a case starts afresh
+    ops = session.contract.operations
+    ours = plans(session)
     for seed in range(runs):
-        session = _session()
-        ops = session.contract.operations
-        ours = plans(session)
-        case = Case(session)
+        case = Case(session, replay=True)  # outside a run's rounds (no corpus, no stop)
         case.send(ops["addCourse"], {"code": "a", "seats": 2})
         case.send(ops["addStudent"], {"name": "s"})
         case.send(ops["freeze"], {"name": "s"})
         case.started = True
+        case.unread = ()
         case.step(ours, Seeded(seed))
         step = case.steps[3]
         used += step.tool in ("enroll", "unfreeze", "freeze") and "s" in step.input.values()
-    # the step drawn at random names s with one of these now and then too: at least the odds
-    assert runs / machine.USE_ODDS * 0.8 < used < runs / machine.USE_ODDS * 1.6
+    # a step drawn at random names s with one of these too, about one time in four (80 of the
+    # 300 with no use after a change); one step in three uses the flag just changed
+    assert runs / machine.USE_ODDS * 1.1 < used < runs / machine.USE_ODDS * 1.6
