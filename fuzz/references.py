@@ -32,7 +32,11 @@ def is_id(value: Any) -> bool:
 
 def references(steps: Sequence[Step]) -> dict[tuple[int, str], Ref]:
     """For each (step, input field) whose value an earlier response returned and that earlier
-    call did not send itself (so the target chose it), where that value came from."""
+    call did not send itself (so the target chose it), where that value came from. A number is
+    taken for an id only where the names say so (``id`` for ``id``, ``petId`` for ``id``, or
+    a response that is the number alone): a course of two seats made after enrollment 2 has
+    nothing to do with it, and a replay that moved its seats with the enrollment's number lost
+    the finding it was shrinking."""
     refs: dict[tuple[int, str], Ref] = {}
     for i, step in enumerate(steps):
         if not isinstance(step.input, Mapping):
@@ -43,7 +47,11 @@ def references(steps: Sequence[Step]) -> dict[tuple[int, str], Ref]:
             for j in range(i - 1, -1, -1):
                 earlier = steps[j]
                 sent = {v for _, v in ids(earlier.input)}
-                hits = [f for f, v in ids(earlier.output) if v == value and v not in sent]
+                hits = [
+                    f
+                    for f, v in ids(earlier.output)
+                    if v == value and v not in sent and (isinstance(v, str) or _named_alike(str(field), f))
+                ]
                 if hits:
                     refs[(i, str(field))] = (j, hits[0])
                     break
@@ -64,3 +72,12 @@ def rebind(refs: Mapping[tuple[int, str], Ref], i: int, value: Any, outputs: Map
         if fresh is not None:
             value[field] = fresh
     return value
+
+
+def _named_alike(field: str, returned: str | None) -> bool:
+    """Whether an input field may name what a response returned in ``returned`` (None: the
+    whole response): one name ends with the other, case aside (``petId`` and ``id``)."""
+    if returned is None:
+        return True
+    a, b = field.lower(), returned.lower()
+    return a.endswith(b) or b.endswith(a)
