@@ -1006,7 +1006,7 @@ class Case:
                         touched.append(name)
                 self.changed = tuple(changed)
                 self.unread = self._reads(changed, touched) if watch else ()
-                self.unused = tuple(dict.fromkeys(uses))
+                self.unused = tuple(dict.fromkeys(uses)) if uses else ()
                 self._remember_values(value, response.output)
                 return
         else:

@@ -67,7 +67,7 @@ def test_hangs_and_memory_hogs_are_findings_and_the_run_goes_on(
     risky: tuple[envfactory.Contract, str],
 ) -> None:
     contract, spec = risky
-    target = open_target(spec, contract, isolate=True, call_timeout=1.0)
+    target = open_target(spec, contract, isolate=True, call_timeout=0.5)
     assert isinstance(target, IsolatedTarget)
     try:
         summary = fuzz(contract, target, seed=0, max_examples=5, steps=3)
@@ -77,7 +77,7 @@ def test_hangs_and_memory_hogs_are_findings_and_the_run_goes_on(
     assert {("block", "hang"), ("hog", "resource")} <= found
     assert "echo" in summary.operations_covered  # calls after a killed worker are answered again
     hang = next(f for f in summary.findings if f.kind == "hang")
-    assert hang.steps[-1].tool == "block" and "did not return within 1 s" in hang.message
+    assert hang.steps[-1].tool == "block" and "did not return within 0.5 s" in hang.message
 
 
 def test_isolation_is_the_default_for_bare_tool_lists_only(risky: tuple[envfactory.Contract, str]) -> None:
