@@ -833,7 +833,6 @@ class Case:
                     if k.collection == collection and k.fresh != bool(index) and value.get(k.field) == key
                 }
                 value = {**value, **renamed}
-            expect = oracle.judge(session.model, self.state, plan.op, value)
             if index == 0 and src is not None and src.index(REDRAW_ODDS) == REDRAW_ODDS - 1:
                 redrawn = self._redrawn(plan, collection, key, value, src)
                 other = oracle.judge(session.model, self.state, plan.op, redrawn)
@@ -848,6 +847,7 @@ class Case:
                         unread, self.unread = self.unread, ()
                         self._named_call(unread, src)
                     return
+            expect = oracle.judge(session.model, self.state, plan.op, value)
             if not expect.accepted:
                 return
             before = self.state.get(collection) or {}

@@ -26,3 +26,18 @@ class Seeded:
 
     def string(self, alphabet: Any, min_size: int, max_size: int) -> str:
         return "x" * self.rng.randint(min_size, max_size)
+
+
+class Fixed(Seeded):
+    """``Seeded``, with draws of ``n`` choices answered by ``answers[n]`` (only the first such
+    draw for each ``n`` where ``once``)."""
+
+    def __init__(self, seed: int, answers: dict[int, int], *, once: bool = False) -> None:
+        super().__init__(seed)
+        self.answers = dict(answers)
+        self.once = once
+
+    def index(self, n: int) -> int:
+        if n not in self.answers:
+            return super().index(n)
+        return self.answers.pop(n) if self.once else self.answers[n]

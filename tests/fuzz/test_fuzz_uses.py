@@ -14,20 +14,9 @@ from envfactory.fuzz.runner import Session
 from envfactory.fuzz.targets import open_target
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from fuzz_sources import Seeded
+from fuzz_sources import Fixed, Seeded
 
 REGISTRAR = Path(__file__).resolve().parent / "impls" / "registrar.yaml"
-
-
-class Fixed(Seeded):
-    """``Seeded``, with every draw of ``n`` choices answered by ``answer`` for each ``n`` given."""
-
-    def __init__(self, seed: int, answers: dict[int, int]) -> None:
-        super().__init__(seed)
-        self.answers = answers
-
-    def index(self, n: int) -> int:
-        return self.answers[n] if n in self.answers else super().index(n)
 
 
 CONTRACT = envfactory.load(REGISTRAR)
