@@ -44,6 +44,13 @@ MAX_DEPTH = 24
 EFFORT_PER_SECOND = 3_000_000
 """Z3 resource units (``rlimit``) the unrolling's checks spend in a CPU-second, about (measured
 on the depot contract: 2.5-3.5 million)."""
+COPY_UNITS = 30
+"""Units charged for each constant a step of the unrolling copies (``Effort.per_copy``): what
+encoding costs, in the units of ``EFFORT_PER_SECOND``. 4 to 22 microseconds a constant were
+measured, about 10 on most contracts (a petstore step with room for 24 calls copies 38,000
+constants in 0.15 s, a courier step 25,000 in 0.33 s). Without it, a run bounded by examples
+waited for the encoding of every depth the checks were too cheap to end: 4.6 s with a tenth of
+the default effort on the petstore, of which the checks took 0.8."""
 HANG = 3600.0
 """The unrolling's own time limit: a guard only, the effort bounds the work."""
 
@@ -119,6 +126,7 @@ def plan(
     max_depth: int = MAX_DEPTH,
     report: Callable[[Route], None] | None = None,
     least: bool = True,
+    per_copy: int = COPY_UNITS,
 ) -> list[Route]:
     """For each goal, the shortest valid call sequence that ends in it: its last call is the
     operation accepted, or refused by exactly the goal's ``requires`` (a counter at its limit, a
@@ -138,14 +146,15 @@ def plan(
     with ``least=False``."""
     open_goals = [g for g in goals if g[0] in contract.operations]
     found: list[Route] = []
-    _plan(contract, open_goals, found, _budget(effort), max_depth, report, least)
+    _plan(contract, open_goals, found, _budget(effort, per_copy), max_depth, report, least)
     return found
 
 
-def _budget(units: int) -> Effort:
-    """Every check charged what Z3 counted, no minimum: the same plans as before the one
-    ``Effort`` of the solver layer served here too."""
-    return Effort(units, timeout=HANG, least=0)
+def _budget(units: int, per_copy: int) -> Effort:
+    """Every check charged what Z3 counted, no minimum (the same plans as before the one
+    ``Effort`` of the solver layer served here too), and each step's encoding ``per_copy`` units
+    a constant copied."""
+    return Effort(units, timeout=HANG, least=0, per_copy=per_copy)
 
 
 def _plan(
@@ -210,6 +219,7 @@ def stepwise(
     effort: int,
     report: Callable[[Route], None] | None = None,
     least: bool = True,
+    per_copy: int = COPY_UNITS,
 ) -> list[Route]:
     """For each goal, a valid call sequence that ends in it, found by stepping stones: ``plan``
     up to ``STONE_DEPTH`` calls from the initial state; then ``relay`` from the states its
@@ -226,7 +236,7 @@ def stepwise(
     to reach a state, and shrinks what it finds there."""
     open_goals = [g for g in goals if g[0] in contract.operations]
     found: list[Route] = []
-    budget = _budget(effort)
+    budget = _budget(effort, per_copy)
     if not _plan(contract, open_goals, found, budget, STONE_DEPTH, report, least):
         return found
     new = list(found)
@@ -290,10 +300,12 @@ def plan_apart(
     seconds: float,
     report: Callable[[Route], None],
     starts: Callable[[], Sequence[Start]] | None = None,
+    per_copy: int = COPY_UNITS,
 ) -> None:
-    """``stepwise`` in a worker forked for it and killed after ``seconds`` of wall time (encoding a
-    large contract's steps ignores the solver's limits), each route handed to ``report`` as it
-    is found; then, for the goals it did not meet, ``relay`` in a second worker, from the states
+    """``stepwise`` in a worker forked for it and killed after ``seconds`` of wall time (a guard:
+    the checks and, at ``per_copy`` units a constant, the encoding spend ``effort``; with
+    ``per_copy`` 0, encoding is bounded by the guard alone), each route handed to ``report`` as
+    it is found; then, for the goals it did not meet, ``relay`` in a second worker, from the states
     ``starts`` gives there (the search's corpus as it is by then), with ``RELAY_SHARE`` of the
     effort. Each worker starts its solver state afresh (``solver.fresh``), so the routes and
     their inputs are the same whatever this process asked Z3 before (the same seed makes the
@@ -307,7 +319,9 @@ def plan_apart(
         report(route)
 
     _apart(
-        lambda fresh, progress: stepwise(contract, wanted, effort=effort, report=progress, least=not fresh),
+        lambda fresh, progress: stepwise(
+            contract, wanted, effort=effort, report=progress, least=not fresh, per_copy=per_copy
+        ),
         seconds,
         heard,
     )
@@ -316,7 +330,7 @@ def plan_apart(
         units = max(int(effort * RELAY_SHARE), 1)
         _apart(
             lambda fresh, progress: relay(
-                contract, starts(), rest, effort=units, report=progress, least=not fresh
+                contract, starts(), rest, effort=units, report=progress, least=not fresh, per_copy=per_copy
             ),
             seconds,
             report,
@@ -356,6 +370,7 @@ def relay(
     depth: int = RELAY_DEPTH,
     report: Callable[[Route], None] | None = None,
     least: bool = True,
+    per_copy: int = COPY_UNITS,
 ) -> list[Route]:
     """For each goal, a route through one of the states the search reached: its calls, and then
     the shortest sequence of at most ``depth`` calls from there that ends in the goal.
@@ -369,7 +384,7 @@ def relay(
     as there: of the shortest ways on, the least in the contract's order)."""
     open_goals = [g for g in goals if g[0] in contract.operations]
     found: list[Route] = []
-    _relay(contract, starts, open_goals, found, _budget(effort), depth, report, least)
+    _relay(contract, starts, open_goals, found, _budget(effort, per_copy), depth, report, least)
     return found
 
 
@@ -445,6 +460,8 @@ def _search(
             if accepted:
                 if depth == max_depth:
                     break
+                if unrolling.effort is not None and unrolling.effort.spent:
+                    raise _GaveUp  # the depths where no goal can be asked spend it too
                 unrolling.add(unrolling.invariants(unrolling.extend()))
             if unrolling.depth <= sized:
                 continue

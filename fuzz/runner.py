@@ -828,7 +828,7 @@ def reach(session: Session, time_budget: float | None, *, background: bool = Fal
     for the solver cost a quarter of the budget on an idle machine, and most of it under load,
     where the worker gets a small share of a core. A run bounded by examples waits, so that the
     same seed plans the same prefixes for the same rounds."""
-    from envfactory.fuzz.reach import effort, goal_of, plan_apart
+    from envfactory.fuzz.reach import COPY_UNITS, effort, goal_of, plan_apart
 
     session.reach_at = None
     session.goals = [
@@ -841,11 +841,12 @@ def reach(session: Session, time_budget: float | None, *, background: bool = Fal
         return
     seconds = REACH_TIMEOUT if time_budget is None else min(REACH_TIMEOUT, time_budget * PLAN_SHARE)
     units = effort(seconds)
-    # in a worker killed at a deadline: encoding a large contract's steps (Twilio's 200
-    # operations) ignores the solver's limits, and a run must not outlive its budget. The work is
-    # bounded by Z3 resource units, not time, so the same seed plans the same prefixes on a
-    # loaded machine (the deadline is a guard, well past what the effort takes); each prefix is
-    # reported as it is found, so the ones found before a deadline are kept
+    # in a worker killed at a deadline, so that a run does not outlive its budget. The work is
+    # bounded by units, not time, so the same seed plans the same prefixes on a loaded machine
+    # (the deadline is a guard, well past what the effort takes); each prefix is reported as it
+    # is found, so the ones found before a deadline are kept. A run bounded by examples waits
+    # for the planner, so the encoding of its steps is charged too; beside a time budget's
+    # search, the planner's core would otherwise idle, and the deadline bounds the encoding
     contract = session.contract
     found = session.planned
 
@@ -858,6 +859,7 @@ def reach(session: Session, time_budget: float | None, *, background: bool = Fal
                 seconds=HANG_GUARD if time_budget is None else seconds * REACH_GUARD,
                 report=found.append,
                 starts=lambda: relay_starts(session),
+                per_copy=0 if background else COPY_UNITS,
             )
         except Exception as err:  # raised where the run adopts what was planned
             session.planning_error = err

@@ -86,6 +86,7 @@ class Unrolling:
         """Add one step after the last state; return the new last state."""
         t = len(self.states)
         pre = self.states[-1]
+        copied = self.template.copied
         post = self.transition.fresh_state(f"{self.tag}s{t}", self.slots)
         sel = z3.Int(f"{self.tag}op{t}")
         io: dict[str, StepVars] = {}
@@ -102,6 +103,8 @@ class Unrolling:
             io[name] = vars_
             choices.append(z3.Implies(sel == i, step))
         self.solver.add(post.wf, *choices)
+        if self.effort is not None:
+            self.effort.charge(self.template.copied - copied)
         self.states.append(post)
         self.selectors.append(sel)
         self.io.append(io)

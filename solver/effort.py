@@ -36,6 +36,10 @@ class Effort:
     """The least a check is charged: ``CHECK_UNITS`` bounds the number of checks too; 0 charges
     what Z3 counted alone (a fuzz run's reach planner, whose many small checks the fuzzer's own
     budget bounds)."""
+    per_copy: int = 0
+    """Units charged for each constant an unrolling's step copies (``charge``): the Python side
+    of encoding a step, which Z3 does not count and which, on a wide contract, costs more than
+    its checks. 0: encoding is free (the wall-clock guard bounds it)."""
     deadline: float = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
@@ -45,6 +49,10 @@ class Effort:
     def spent(self) -> bool:
         """Nothing left: every further check answers ``unknown`` without asking."""
         return self.units <= 0 or time.monotonic() >= self.deadline
+
+    def charge(self, copied: int) -> None:
+        """Spend what encoding a step that copied ``copied`` constants costs (``per_copy``)."""
+        self.units -= copied * self.per_copy
 
     def check(
         self, solver: z3.Solver, *assumptions: z3.BoolRef, units: int | None = None

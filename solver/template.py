@@ -96,6 +96,9 @@ class Template:
         self._invariants: dict[tuple[int, ...] | None, tuple[Any, z3.BoolRef]] = {}
         """Keyed by the clauses' ids, kept alive beside their formula."""
         self._seen: dict[int, tuple[SymState, list[z3.ExprRef]]] = {}
+        self.copied = 0
+        """Constants the steps copied so far: what encoding them cost, counted the same way on
+        every machine (``Effort.charge``)."""
 
     def step(self, op: Operation, pre: SymState, post: SymState, io: StepVars) -> z3.BoolRef:
         """``transition.step(op, pre, post, io)``, copied from the template; raises the
@@ -113,7 +116,9 @@ class Template:
             self._steps[op.name] = made
         if isinstance(made, SolverError):
             raise made
-        return _copy(made[1], made[0], [*self._of(pre), *self._of(post), *_io_leaves(io)])
+        theirs = [*self._of(pre), *self._of(post), *_io_leaves(io)]
+        self.copied += len(theirs)
+        return _copy(made[1], made[0], theirs)
 
     def invariants(self, state: SymState, clauses: Sequence[Clause | ir.Expr] | None = None) -> z3.BoolRef:
         """``transition.invariants(state, clauses)``, copied from the template."""

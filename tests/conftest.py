@@ -2,15 +2,27 @@
 constants it mines from source) into a temporary folder removed when the run ends, so a test run
 leaves no ``.hypothesis/`` folder in the clone (every seeded test reproduces without one), and
 draws the same examples on every run. Nothing Hypothesis decides depends on the clock: no
-deadline and no ``too_slow`` health check, the two that a loaded CI machine would fail."""
+deadline and no ``too_slow`` health check, the two that a loaded CI machine would fail.
+
+Bytecode is cached even where the environment says not to (``PYTHONDONTWRITEBYTECODE``, which
+container images set): the suite starts dozens of Python processes (the xdist workers, the CLI
+as a user runs it, spawned job pools, Ray's workers), and each compiled every module it
+imported again, a tenth of the suite's CPU time. The caches go where Python puts them
+(``__pycache__`` folders, which git ignores)."""
 
 from __future__ import annotations
 
+import os
+import sys
 import tempfile
 
 import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis.configuration import set_hypothesis_home_dir
+
+# loaded by the xdist controller before it starts the workers, which inherit the environment
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
 
 _HOME = tempfile.TemporaryDirectory(prefix="envfactory-tests-hypothesis-")
 set_hypothesis_home_dir(_HOME.name)

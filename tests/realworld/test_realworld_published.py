@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 import yaml
 
-import envfactory
 from envfactory.cli import main
 
 PUBLISHED = Path(__file__).resolve().parent / "published"
@@ -37,11 +36,10 @@ def _published_ids(path: Path) -> set[str]:
 @pytest.mark.parametrize("name", DOCUMENTS)
 def test_a_published_document_loads_whole_and_checks_clean(name: str) -> None:
     path = PUBLISHED / name
-    contract = envfactory.load(path)
-    assert _published_ids(path) <= set(contract.operations)
     out = io.StringIO()
     with contextlib.redirect_stdout(out), pytest.raises(SystemExit) as code:
         main(["check", str(path), "--format", "json"])
     assert code.value.code == 0, out.getvalue()[-2000:]
     report = json.loads(out.getvalue())
+    assert _published_ids(path) <= {op["name"] for op in report["operations"]}
     assert report["findings"] is not None
