@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-import envfactory
 from envfactory.contracts.model import Contract
+from tests.published import loaded
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
 LARGE = ("stripe-spec3.json", "box-openapi.json")
@@ -39,7 +39,7 @@ def published(path: Path) -> list[tuple[str, str, str]]:
 @pytest.fixture(scope="module", params=LARGE, ids=lambda name: name.split("-")[0])
 def document(request: pytest.FixtureRequest) -> tuple[Path, Contract]:
     path = CORPUS / request.param
-    return path, envfactory.load(path)
+    return path, loaded(path)
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,6 @@ from typing import Any
 import httpx
 import pytest
 
-import envfactory
 from envfactory.cli.replay import _OtherTarget, replay_one
 from envfactory.contracts import httpcodec
 from envfactory.contracts.errors import Location
@@ -23,6 +22,7 @@ from envfactory.contracts.semantics import Machine
 from envfactory.fuzz.targets import HttpTarget
 from envfactory.server import running
 from envfactory.trajectory import parse_trajectory
+from tests.published import loaded
 
 CORPUS = Path(__file__).parent / "corpus"
 SESSION = "x-envfactory-session"
@@ -30,14 +30,14 @@ SESSION = "x-envfactory-session"
 
 @pytest.fixture(scope="module")
 def stripe() -> Any:
-    contract = envfactory.load(CORPUS / "stripe-spec3.json")
+    contract = loaded(CORPUS / "stripe-spec3.json")
     with running(contract) as url:
         yield contract, url
 
 
 @pytest.fixture(scope="module")
 def box() -> Any:
-    contract = envfactory.load(CORPUS / "box-openapi.json")
+    contract = loaded(CORPUS / "box-openapi.json")
     with running(contract) as url:
         yield contract, url
 

@@ -16,6 +16,7 @@ import envfactory
 from envfactory.fuzz.runner import fuzz
 from envfactory.fuzz.targets import HttpTarget
 from envfactory.server import running
+from tests.published import loaded
 
 ROOT = Path(__file__).resolve().parents[2]
 CONTRACTS = sorted(
@@ -42,7 +43,7 @@ def test_fuzzing_our_own_serve_finds_nothing(path: Path) -> None:
 
 def _fuzz_served(path: Path, examples: int) -> Any:
     """The fuzzer's summary of ``examples`` cases (seed 0) against ``serve`` of the contract."""
-    contract = envfactory.load(path)
+    contract = loaded(path)
     with running(contract) as url:
         target = HttpTarget(url, contract, timeout=300)
         try:

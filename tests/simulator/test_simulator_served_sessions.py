@@ -21,6 +21,7 @@ from envfactory.fuzz.targets import HttpTarget
 from envfactory.server import SESSION_HEADER, create_app
 from envfactory.statemachine.walk import InputDrawer
 from envfactory.trajectory import read_trajectories_text
+from tests.published import loaded
 
 ROOT = Path(__file__).resolve().parents[2]
 LIBRARY = ROOT / "tests" / "solver" / "contracts" / "library.yaml"
@@ -40,7 +41,7 @@ class _Served:
     """A contract served by its ASGI app, with the HTTP target's request mapping."""
 
     def __init__(self, path: Path) -> None:
-        self.contract = envfactory.load(path)
+        self.contract = loaded(path)
         self.client = TestClient(create_app(self.contract, seed=7), base_url=BASE)
         self.target = HttpTarget(BASE, self.contract)
         self.target.client.close()
