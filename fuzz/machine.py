@@ -758,7 +758,7 @@ class Case:
         for index, (name, value) in enumerate(entry):
             if index == at and src is not None:
                 self.reading = False
-                self.insert(plans, src)
+                self.insert(plans, src, [name for name, _ in entry[index:]])
             op = ops[name]
             expect = oracle.judge(session.model, self.state, op, value)
             if not expect.accepted:
@@ -900,12 +900,58 @@ class Case:
         self.live_again(plans, *lived[-1 - src.index(len(lived))], twin=True)
         return True
 
-    def insert(self, plans: list[OpPlan], src: Source) -> None:
-        """One valid call of an operation the state may enable (``insertion``)."""
+    def insert(self, plans: list[OpPlan], src: Source, later: Sequence[str] = ()) -> None:
+        """One valid call of an operation the state may enable (``insertion``); one time in
+        two, where there is one, of an operation that changes a record field that one of the
+        ``later`` operations reads (a member's role, set between the add and the move that asks
+        who may move): the change a replay's calls were not made around."""
         enabled = [p for p in plans if p.steer.possible(self.state)] or plans
+        changers = self._changers(enabled, later)
+        if changers and src.boolean() and self._change(changers[src.index(len(changers))], src):
+            return
         plan = enabled[src.index(len(enabled))]
         self.previous = plan
         self.valid(plan, src)
+
+    def _change(self, plan: OpPlan, src: Source) -> bool:
+        """Send a call of ``plan`` that the model accepts and that changes a field it writes of
+        a record that exists (a role set to the one the member holds changes nothing), within
+        ``TRIES`` draws; whether one was sent."""
+        model = self.session.model
+        written = self.session.writers
+        for _ in range(TRIES):
+            value = self.draw(plan, src, breaking=False)
+            expect = oracle.judge(model, self.state, plan.op, value)
+            if not expect.accepted or expect.post is None:
+                continue
+            for collection, fields in written.items():
+                if plan not in (p for using in fields.values() for p in using):
+                    continue
+                before, after = self.state.get(collection) or {}, expect.post.get(collection) or {}
+                if any(
+                    isinstance(old, Mapping)
+                    and isinstance(new := after.get(key), Mapping)
+                    and any(old.get(f) != new.get(f) for f, using in fields.items() if plan in using)
+                    for key, old in before.items()
+                ):
+                    self.previous = plan
+                    self.send(plan.op, value, expect)
+                    return True
+        return False
+
+    def _changers(self, enabled: list[OpPlan], later: Sequence[str]) -> list[OpPlan]:
+        """Those of ``enabled`` that write a record field one of the ``later`` operations reads
+        (``Session.writers``, ``Session.users``), in ``enabled``'s order."""
+        session = self.session
+        names = set(later)
+        wanted = {
+            plan.name
+            for collection, fields in session.users.items()
+            for field, using in fields.items()
+            if any(user.name in names for user, _ in using)
+            for plan in session.writers.get(collection, {}).get(field, ())
+        }
+        return [plan for plan in enabled if plan.name in wanted]
 
     def follow(self, plans: list[OpPlan], route: Route, src: Source) -> None:
         """Call the operations of a planned prefix in order: half the time each with the input
@@ -930,7 +976,7 @@ class Case:
             if index < route.recorded:
                 continue
             if index == at:
-                self.insert(plans, src)
+                self.insert(plans, src, route.operations[index:])
             plan = by_name[name]
             self.reading = index == last  # the call that reached the goal: read it back
             if value is not None:
@@ -1149,6 +1195,7 @@ def plans(session: Session) -> list[OpPlan]:
                 readers.setdefault(key.collection, []).append(plan)
     session.readers, session.whole_readers = readers, whole
     session.users = _users(session.contract, ops)
+    session.writers = _writers(ops)
     return ops
 
 
@@ -1174,6 +1221,19 @@ def _users(contract: Any, ops: list[OpPlan]) -> dict[str, dict[str, list[tuple[O
                 (k.field for k in plan.steer.keys if k.collection == collection and not k.fresh), None
             )
             out.setdefault(collection, {}).setdefault(field, []).append((plan, key_field))
+    return out
+
+
+def _writers(ops: list[OpPlan]) -> dict[str, dict[str, list[OpPlan]]]:
+    """Per collection and record field, the operations whose effects write that field of a
+    record (``members[input.member].role = ...``; a whole record put is a making, not a change)."""
+    out: dict[str, dict[str, list[OpPlan]]] = {}
+    for plan in ops:
+        written = {
+            (e.target.var, e.target.fields[0]) for e in plan.op.effects if e.target.key and e.target.fields
+        }
+        for collection, field in sorted(written):
+            out.setdefault(collection, {}).setdefault(field, []).append(plan)
     return out
 
 

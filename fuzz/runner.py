@@ -410,6 +410,9 @@ class Session:
         self.users: dict[str, dict[str, list[Any]]] = {}
         """Per collection and record field, the plans whose requires or effects read it, each
         with its key field for the collection (``machine.plans``)."""
+        self.writers: dict[str, dict[str, list[Any]]] = {}
+        """Per collection and record field, the plans whose effects write it on a record that
+        exists (``members[input.member].role = input.role``; ``machine.plans``)."""
         self.slow: dict[str, dict[str, Response]] = {}
         # a call's cost: CPU time where it runs in this process (the same on a loaded machine, so
         # the same seed memoizes the same calls), wall time where it runs elsewhere

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import envfactory
 from envfactory.fuzz import machine
@@ -89,3 +90,57 @@ def test_about_one_step_in_use_odds_uses_the_field_just_changed() -> None:
     # a step drawn at random names s with one of these too, about one time in four (80 of the
     # 300 with no use after a change); one step in three uses the flag just changed
     assert runs / machine.USE_ODDS * 1.1 < used < runs / machine.USE_ODDS * 1.6
+
+
+def test_the_writers_of_a_field_are_read_off_effects() -> None:
+    """``freeze`` and ``unfreeze`` write a student's flag; ``addStudent`` puts a whole record,
+    which makes a student and changes none."""
+    session = _session()
+    plans(session)
+    assert {plan.name for plan in session.writers["students"]["frozen"]} == {"freeze", "unfreeze"}
+    assert "addStudent" not in {
+        plan.name for fields in session.writers.values() for f in fields.values() for plan in f
+    }
+
+
+def _read_by(session: Session, name: str) -> set[tuple[str, str]]:
+    return {
+        (collection, field)
+        for collection, fields in session.users.items()
+        for field, using in fields.items()
+        if any(plan.name == name for plan, _ in using)
+    }
+
+
+def _changed(before: Any, after: Any, fields: set[tuple[str, str]]) -> bool:
+    return any(
+        (before.get(c) or {})[key].get(f) != record.get(f)
+        for c, f in fields
+        for key, record in (after.get(c) or {}).items()
+        if key in (before.get(c) or {})
+    )
+
+
+def test_a_call_inserted_into_a_replay_changes_what_a_later_call_reads() -> None:
+    """The call an insertion puts before a replay's ``enroll`` changes a field that enroll reads
+    (a student's flag, a course's count) one time in two or more, on a record that exists
+    (``freeze`` of the student not frozen, ``unfreeze`` of the one frozen): where it is any
+    enabled call, about a third do (an enroll itself; the rest add a course or read)."""
+    session = _session()
+    ops = session.contract.operations
+    ours = plans(session)
+    read = _read_by(session, "enroll")
+    share = {}
+    for later in (["enroll"], []):
+        changed = 0
+        for seed in range(200):
+            case = Case(session, replay=True)
+            case.send(ops["addCourse"], {"code": "a", "seats": 2})
+            case.send(ops["addStudent"], {"name": "s"})
+            case.send(ops["addStudent"], {"name": "t"})
+            case.send(ops["freeze"], {"name": "t"})
+            before = case.state
+            case.insert(ours, Seeded(seed), later)
+            changed += _changed(before, case.state, read)
+        share[bool(later)] = changed / 200
+    assert share[True] >= 0.5 and share[True] > 1.5 * share[False], share
