@@ -918,25 +918,17 @@ class Case:
         a record that exists (a role set to the one the member holds changes nothing), within
         ``TRIES`` draws; whether one was sent."""
         model = self.session.model
-        written = self.session.writers
+        writes = _record_writes(plan.op)
         for _ in range(TRIES):
             value = self.draw(plan, src, breaking=False)
             expect = oracle.judge(model, self.state, plan.op, value)
             if not expect.accepted or expect.post is None:
                 continue
-            for collection, fields in written.items():
-                if plan not in (p for using in fields.values() for p in using):
-                    continue
-                before, after = self.state.get(collection) or {}, expect.post.get(collection) or {}
-                if any(
-                    isinstance(old, Mapping)
-                    and isinstance(new := after.get(key), Mapping)
-                    and any(old.get(f) != new.get(f) for f, using in fields.items() if plan in using)
-                    for key, old in before.items()
-                ):
-                    self.previous = plan
-                    self.send(plan.op, value, expect)
-                    return True
+            post = expect.post
+            if any(_field_changed(self.state.get(c), post.get(c), field) for c, field in writes):
+                self.previous = plan
+                self.send(plan.op, value, expect)
+                return True
         return False
 
     def _changers(self, enabled: list[OpPlan], later: Sequence[str]) -> list[OpPlan]:
@@ -1229,12 +1221,27 @@ def _writers(ops: list[OpPlan]) -> dict[str, dict[str, list[OpPlan]]]:
     record (``members[input.member].role = ...``; a whole record put is a making, not a change)."""
     out: dict[str, dict[str, list[OpPlan]]] = {}
     for plan in ops:
-        written = {
-            (e.target.var, e.target.fields[0]) for e in plan.op.effects if e.target.key and e.target.fields
-        }
-        for collection, field in sorted(written):
+        for collection, field in sorted(_record_writes(plan.op)):
             out.setdefault(collection, {}).setdefault(field, []).append(plan)
     return out
+
+
+def _record_writes(op: Operation) -> set[tuple[str, str]]:
+    """The (collection, record field) pairs ``op``'s effects write on a record (``_writers``)."""
+    return {(e.target.var, e.target.fields[0]) for e in op.effects if e.target.key and e.target.fields}
+
+
+def _field_changed(before: Any, after: Any, field: str) -> bool:
+    """Whether ``field`` differs in some record that collection value ``before`` holds and
+    ``after`` holds under the same key (``Case._change``)."""
+    if not isinstance(before, Mapping) or not isinstance(after, Mapping):
+        return False
+    return any(
+        isinstance(old, Mapping)
+        and isinstance(new := after.get(key), Mapping)
+        and old.get(field) != new.get(field)
+        for key, old in before.items()
+    )
 
 
 def guarded_step(case: Case, ops: list[OpPlan], src: Source) -> None:

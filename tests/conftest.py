@@ -48,7 +48,8 @@ settings.load_profile("envfactory-tests")
 # Which modules a worker has imported depends on which tests xdist gave it first; with none
 # mixed in, a test's examples depend on its name alone.
 if hasattr(_providers, "_get_local_constants"):
-    _providers._get_local_constants = lambda: _providers.Constants()
+    _NO_CONSTANTS = _providers.Constants()
+    _providers._get_local_constants = lambda: _NO_CONSTANTS
 
 
 @pytest.fixture
