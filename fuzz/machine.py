@@ -33,7 +33,7 @@ from envfactory.contracts.errors import EvaluationError
 from envfactory.contracts.evaluator import Env
 from envfactory.contracts.model import Operation
 from envfactory.contracts.values import FrozenMap
-from envfactory.fuzz import inputs, oracle
+from envfactory.fuzz import influence, inputs, oracle
 from envfactory.fuzz.corpus import Call
 from envfactory.fuzz.draws import Source
 from envfactory.fuzz.findings import Finding, crash_cause, error_for
@@ -191,6 +191,7 @@ class Case:
         "accepted",
         "answers",
         "changed",
+        "changes",
         "dropped",
         "focus",
         "history",
@@ -272,6 +273,8 @@ class Case:
         self.started = False
         self.previous: OpPlan | None = None
         """The operation of the step before (``step``)."""
+        self.changes: influence.Changes = {}
+        """The fields this case's accepted calls changed, last, for ``Session.influence``."""
         session.target.reset()
 
     # -- one step ------------------------------------------------------------------------------
@@ -288,7 +291,7 @@ class Case:
                     self.off = frozenset(p.name for p in plans if src.boolean())
                 self.focus = src.index(FOCUS_ODDS) == FOCUS_ODDS - 1
             if session.prefixes and src.index(PREFIX_ODDS) == PREFIX_ODDS - 1:  # shrinks to: none
-                self.follow(plans, session.prefixes[src.index(len(session.prefixes))], src)
+                self.follow(plans, self._prefix(src), src)
             entries = session.published
             if entries and src.index(CORPUS_ODDS) != CORPUS_ODDS - 1:
                 entry = entries[-1 - self._entry(src, len(entries))]
@@ -380,6 +383,14 @@ class Case:
             self.probe(pool[src.index(len(pool))], src)
         else:
             self.valid(plan, src)
+
+    def _prefix(self, src: Source) -> Route:
+        """The planned prefix a case starts with: one time in two one of those the latest
+        adoption brought (``Session.fresh``), where earlier ones were adopted before them."""
+        prefixes, fresh = self.session.prefixes, self.session.fresh
+        if 0 < fresh < len(prefixes) and src.boolean():
+            return prefixes[len(prefixes) - fresh + src.index(fresh)]
+        return prefixes[src.index(len(prefixes))]
 
     def valid(self, plan: OpPlan, src: Source, aim: tuple[str, Any] | None = None) -> None:
         """A call meant to be accepted: up to ``TRIES`` draws until the model accepts one
@@ -997,6 +1008,8 @@ class Case:
         if expect is None:
             expect = oracle.judge(session.model, state, op, value)
         session.outcome(op, expect, state, value)
+        if self.changes and (influence := session.influence) is not None and influence.open:
+            influence.judge(self.changes, op, state, value, _failing(op, expect))
         slow = session.slow.get(op.name)
         memo = self._memo_key(op.name, value) if slow is not None else ""
         response = slow.get(memo) if slow is not None else None
@@ -1013,6 +1026,8 @@ class Case:
             post, verdict = oracle.check_accepted(session.model, state, op, value, expect, response)
             if verdict is None:
                 session.covered(state, op.name, post)
+                if (influence := session.influence) is not None and influence.open:
+                    influence.note(self.changes, op.name, state, post)
                 if post is not state:
                     self.refused.clear()
                 self.state = post
@@ -1226,9 +1241,21 @@ def _writers(ops: list[OpPlan]) -> dict[str, dict[str, list[OpPlan]]]:
     return out
 
 
+def _failing(op: Operation, expect: oracle.Expectation) -> int | None:
+    """The index of the ``requires`` that refuses a call (None: accepted; -1: refused otherwise,
+    by its input's schema or its effects)."""
+    if expect.accepted:
+        return None
+    if expect.kind == "precondition" and expect.clause is not None:
+        return op.requires.index(expect.clause)
+    return -1
+
+
 def _record_writes(op: Operation) -> set[tuple[str, str]]:
-    """The (collection, record field) pairs ``op``'s effects write on a record (``_writers``)."""
-    return {(e.target.var, e.target.fields[0]) for e in op.effects if e.target.key and e.target.fields}
+    """The (collection, record field) pairs ``op``'s effects change on a record that exists
+    (``_writers``; ``influence.writes``, whose other writes are of state variables)."""
+    keyed = {e.target.var for e in op.effects if e.target.key is not None}
+    return {(var, field) for var, field in influence.writes(op, keyed) if field is not None}
 
 
 def _field_changed(before: Any, after: Any, field: str) -> bool:

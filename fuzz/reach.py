@@ -28,7 +28,8 @@ import z3
 from envfactory.contracts import ir
 from envfactory.contracts.errors import SolverError
 from envfactory.contracts.model import Contract
-from envfactory.fuzz import branches
+from envfactory.fuzz import branches, influence
+from envfactory.fuzz.influence import Write
 from envfactory.solver import deadline
 from envfactory.solver.bmc import Unrolling
 from envfactory.solver.effort import Effort
@@ -82,11 +83,12 @@ class Route:
     is where the rest was planned from."""
 
 
-Goal = tuple[str, int | None] | tuple[str, None, ir.Expr]
+Goal = tuple[str, int | None] | tuple[str, None, ir.Expr] | tuple[str, int | None, Write]
 """A clause outcome to plan for: the operation, and the index of the ``requires`` that fails
 while the ones before it hold (None: the operation accepted, and where a third item is given,
 accepted in a state and with an input where that condition holds: a way through its effects,
-``branches.py``)."""
+``branches.py``). With a ``Write`` third, the outcome holds because of an earlier call's write
+(``influence.py``)."""
 
 
 def goal_of(outcome: str, contract: Contract | None = None) -> Goal | None:
@@ -220,6 +222,7 @@ def stepwise(
     report: Callable[[Route], None] | None = None,
     least: bool = True,
     per_copy: int = COPY_UNITS,
+    parts: str = "both",
 ) -> list[Route]:
     """For each goal, a valid call sequence that ends in it, found by stepping stones: ``plan``
     up to ``STONE_DEPTH`` calls from the initial state; then ``relay`` from the states its
@@ -233,10 +236,16 @@ def stepwise(
     other goals at every depth, where a six-call route to a refused move had reached two
     projects and a stopped VM at 5; from there, the two calls left took ``relay`` one more. A
     route through a stone is not always the shortest, and need not be: the fuzzer takes a route
-    to reach a state, and shrinks what it finds there."""
+    to reach a state, and shrinks what it finds there.
+
+    ``parts``: "stones" stops before the plan past ``STONE_DEPTH``; "deep" is that plan alone
+    (for the goals a "stones" call left open: each with a budget of ``effort``)."""
     open_goals = [g for g in goals if g[0] in contract.operations]
     found: list[Route] = []
     budget = _budget(effort, per_copy)
+    if parts == "deep":
+        _plan(contract, open_goals, found, budget, MAX_DEPTH, report, least, asked=STONE_DEPTH)
+        return found
     if not _plan(contract, open_goals, found, budget, STONE_DEPTH, report, least):
         return found
     new = list(found)
@@ -251,7 +260,7 @@ def stepwise(
             return found
         if not new:
             break
-    if open_goals:
+    if open_goals and parts == "both":
         _plan(contract, open_goals, found, budget, MAX_DEPTH, report, least, asked=STONE_DEPTH)
     return found
 
@@ -301,6 +310,7 @@ def plan_apart(
     report: Callable[[Route], None],
     starts: Callable[[], Sequence[Start]] | None = None,
     per_copy: int = COPY_UNITS,
+    then: Callable[[], Sequence[Goal]] | None = None,
 ) -> None:
     """``stepwise`` in a worker forked for it and killed after ``seconds`` of wall time (a guard:
     the checks and, at ``per_copy`` units a constant, the encoding spend ``effort``; with
@@ -310,7 +320,12 @@ def plan_apart(
     effort. Each worker starts its solver state afresh (``solver.fresh``), so the routes and
     their inputs are the same whatever this process asked Z3 before (the same seed makes the
     same calls in a new process and after other tests) without ``_least``'s checks, whose effort
-    goes to deeper routes. Raises what ``plan`` raised."""
+    goes to deeper routes. Raises what ``plan`` raised.
+
+    With ``then``, the goals it gives once ``goals`` are planned up to their stepping stones (the
+    influence goals the search has not met by then) are relayed next, before ``goals`` are; then
+    ``goals`` are planned past the stones, and the goals of ``then`` stepwise, each phase with
+    the effort its kind has."""
     wanted = list(goals)
     met: list[Goal | None] = []
 
@@ -318,23 +333,52 @@ def plan_apart(
         met.append(route.goal)
         report(route)
 
-    _apart(
-        lambda fresh, progress: stepwise(
-            contract, wanted, effort=effort, report=progress, least=not fresh, per_copy=per_copy
-        ),
-        seconds,
-        heard,
-    )
-    rest = [goal for goal in wanted if goal not in met]
-    if rest and starts is not None:
-        units = max(int(effort * RELAY_SHARE), 1)
-        _apart(
-            lambda fresh, progress: relay(
-                contract, starts(), rest, effort=units, report=progress, least=not fresh, per_copy=per_copy
-            ),
-            seconds,
-            report,
-        )
+    def planned(asked: list[Goal], parts: str = "both") -> None:
+        rest = [goal for goal in asked if goal not in met]
+        if rest:
+            _apart(
+                lambda fresh, progress: stepwise(
+                    contract,
+                    rest,
+                    effort=effort,
+                    report=progress,
+                    least=not fresh,
+                    per_copy=per_copy,
+                    parts=parts,
+                ),
+                seconds,
+                heard,
+            )
+
+    def relayed(asked: list[Goal]) -> None:
+        rest = [goal for goal in asked if goal not in met]
+        if rest and starts is not None:
+            units = max(int(effort * RELAY_SHARE), 1)
+            _apart(
+                lambda fresh, progress: relay(
+                    contract,
+                    starts(),
+                    rest,
+                    effort=units,
+                    report=progress,
+                    least=not fresh,
+                    per_copy=per_copy,
+                ),
+                seconds,
+                heard,
+            )
+
+    if then is None:
+        planned(wanted)
+        relayed(wanted)
+        return
+    # the goals of ``then`` wait for the stones only, not for the deep plans
+    planned(wanted, "stones")
+    later = list(then())
+    relayed(later)
+    relayed(wanted)
+    planned(wanted, "deep")
+    planned(later)
 
 
 def _apart(
@@ -507,6 +551,8 @@ def _wanted(unrolling: Unrolling, goal: Goal, depth: int) -> tuple[z3.BoolRef, A
     name, failing = goal[0], goal[1]
     if name in unrolling.skipped:
         return None
+    if len(goal) == 3 and isinstance(goal[2], Write):
+        return influence.wanted(unrolling, goal, depth)
     tr = unrolling.transition
     if failing is None:
         chosen = unrolling.selectors[-1] == unrolling.ops.index(name)

@@ -31,6 +31,7 @@ from envfactory.contracts.model import Contract, Operation
 from envfactory.contracts.semantics import Machine, require_valid_start
 from envfactory.contracts.state import initial_state
 from envfactory.contracts.values import FrozenMap
+from envfactory.fuzz import influence
 from envfactory.fuzz.branches import Branch, conditions
 from envfactory.fuzz.corpus import Call, Corpus
 from envfactory.fuzz.findings import KINDS, Finding, FindingError, Findings, Key
@@ -348,6 +349,10 @@ class Session:
         for a round: Hypothesis replays a case's choices and needs them to mean the same)."""
         self.planned: list[Route] = []
         """The prefixes the solver has reported so far (``reach``, perhaps still planning)."""
+        self.fresh = 0
+        """How many of the last ``prefixes`` the latest adoption brought: a case that follows a
+        prefix takes one of them one time in two (``Case.step``), since a route planned late
+        has fewer cases left than the ones before it had."""
         self.planning: threading.Thread | None = None
         self.planning_error: Exception | None = None
         self.reach_at: tuple[float | None, int | None] | None = None
@@ -358,6 +363,9 @@ class Session:
         self.reached: tuple[str, ...] = ()
         self.stateful = any(op.requires for op in closed.operations.values())
         """Whether some call can be refused by a precondition (the steering's premise)."""
+        self.influence = influence.Coverage(closed) if self.stateful else None
+        """The influence goals (``influence.py``) the search has not met yet: planned for once
+        the clause outcomes are, beside the search of a run bounded by its time budget."""
         self.explained: set[Key] = set()
         """Findings shown to follow from an earlier wrong record (``shrink.explained``): not
         reported, and ended quietly when a later round meets them again."""
@@ -428,6 +436,7 @@ class Session:
         if self.planning_error is not None:
             raise self.planning_error
         if len(self.planned) > len(self.prefixes):
+            self.fresh = len(self.planned) - len(self.prefixes)
             self.prefixes = list(self.planned)
             self.reached = tuple(self._outcome_of(route) for route in self.prefixes)
 
@@ -678,6 +687,8 @@ def fuzz(
     examples = UNBOUNDED if by_budget else (max_examples or DEFAULT_EXAMPLES)
     session = Session(contract, target, mode=mode, time_budget=time_budget, on_finding=on_finding)
     session.max_cases = None if by_budget else CASES_PER_EXAMPLE * examples + EXTRA_CASES
+    if not by_budget:
+        session.influence = None  # its goals are planned beside a time budget's search only
     # with a database, let Hypothesis finish shrinking so that it saves the failing examples
     session.shrink_cases = shrink_cases if database is None else examples * 10
     if kinds is not None:
@@ -824,7 +835,9 @@ def _minimize_new(session: Session, done: set[Key]) -> None:
 def reach(session: Session, time_budget: float | None, *, background: bool = False) -> None:
     """Plan prefixes to the clause outcomes no call has covered yet (``reach.py``): an operation
     never accepted, a ``requires`` never the one that refused (a counter never at its limit),
-    for the rounds that follow; asked once per run.
+    for the rounds that follow; asked once per run. Beside a time budget's search, once those are
+    planned, the influence goals the search has not met by then (``influence.py``): from the
+    corpus's states first, where most are a write and a read away.
 
     In the ``background`` (a run bounded by its time budget), the search goes on while the solver
     plans, and each round starts with the prefixes found so far (``adopt_prefixes``): waiting
@@ -840,7 +853,11 @@ def reach(session: Session, time_budget: float | None, *, background: bool = Fal
         if o not in session.outcomes and (g := goal_of(o, session.contract)) is not None
     ]
     goals = [g for g, _ in session.goals]
-    if not goals:
+    # beside the search, the planner's core would idle once the outcomes are planned: it goes
+    # on to the states where an earlier write decides a later clause, those the search has not
+    # met by then (``influence.py``)
+    influences = background and session.influence is not None and bool(session.influence.open)
+    if not goals and not influences:
         return
     seconds = REACH_TIMEOUT if time_budget is None else min(REACH_TIMEOUT, time_budget * PLAN_SHARE)
     units = effort(seconds)
@@ -853,6 +870,13 @@ def reach(session: Session, time_budget: float | None, *, background: bool = Fal
     contract = session.contract
     found = session.planned
 
+    def later() -> list[Goal]:
+        if session.influence is None:
+            return []
+        pending = session.influence.pending()
+        session.goals = [*session.goals, *((g, influence.name(g)) for g in pending)]
+        return list(pending)
+
     def work() -> None:
         try:
             plan_apart(
@@ -863,6 +887,7 @@ def reach(session: Session, time_budget: float | None, *, background: bool = Fal
                 report=found.append,
                 starts=lambda: relay_starts(session),
                 per_copy=0 if background else COPY_UNITS,
+                then=later if influences else None,
             )
         except Exception as err:  # raised where the run adopts what was planned
             session.planning_error = err

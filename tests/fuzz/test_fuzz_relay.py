@@ -277,3 +277,20 @@ def test_a_stone_is_a_state_a_route_reaches_once_with_the_shortest_calls_to_it()
         _reached([issue, punch]),
         _reached([]),
     ]
+
+
+def test_a_case_takes_the_routes_the_latest_adoption_brought_one_time_in_two() -> None:
+    """Routes planned late (beside the search, the influence goals come last) have fewer cases
+    left: half the cases that follow a route take one of those the latest adoption brought."""
+    session = punch_session("Punch")
+    old = [Route(("issue",), goal=("issue", None)), Route(("issue", "punch"), goal=("punch", None))]
+    new = Route(("issue", "punch", "punch"), goal=("punch", 0))
+    session.planned = list(old)
+    session.adopt_prefixes()
+    assert session.fresh == 2  # all of them: one adoption, and the choice is uniform
+    session.planned.append(new)
+    session.adopt_prefixes()
+    assert session.fresh == 1 and session.prefixes[-1] is new
+    taken = [Case(session)._prefix(Seeded(seed)) for seed in range(600)]
+    share = taken.count(new) / len(taken)
+    assert 0.58 < share < 0.75, share  # a half, and a third of the other half

@@ -234,8 +234,8 @@ def test_a_run_with_a_time_budget_searches_on_while_the_solver_plans(monkeypatch
 
     def worker(task: Any, seconds: float, *, progress: Any) -> None:
         workers.append(task)
-        if len(workers) % 2 == 0:
-            return  # the relay's worker, for the goals the planner's did not meet: nothing
+        if len(workers) not in (1, 6):
+            return  # the relays and the influence goals' planner (beside the search): nothing
         progress(Route(("open", "close"), refused=True, goal=("close", 1)))
         assert go.wait(60)  # a hang guard: the test releases it
         progress(Route(("open", "deposit")))
@@ -256,10 +256,12 @@ def test_a_run_with_a_time_budget_searches_on_while_the_solver_plans(monkeypatch
     session.planning.join(60)
     session.adopt_prefixes()
     assert [r.operations for r in session.prefixes] == [("open", "close"), ("open", "deposit")]
-    assert len(workers) == 2  # the planner's, then the relay's
+    # the planner's up to its stepping stones; the relays of the influence goals and of the
+    # outcomes left; the planner's past the stones; the influence goals' planner
+    assert len(workers) == 5
     waited = _session(LEDGER, "Ledger")
     runner.reach(waited, None)
-    assert waited.planning is None and len(workers) == 4
+    assert waited.planning is None and len(workers) == 7  # the planner's, then the relay's
     assert [r.operations for r in waited.prefixes] == [("open", "close"), ("open", "deposit")]
 
 

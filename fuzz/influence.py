@@ -1,0 +1,389 @@
+"""Influence goals: a clause outcome that holds because of an earlier call's write, planned.
+
+Many bugs are a stale read: an implementation that judges by a value a record held before a call
+changed it (who may move a VM judged by the role a member was added with, not the one they were
+given since; a restart checked against the quota of the project the VM was created in, not the one
+it was moved to). A test shows one only where the two values give different answers: the later
+call's clause holds with the value now and fails with the value before the write, or the other way
+round. Coverage of clause outcomes cannot see this (both outcomes were covered, by other states),
+nor can random search aim for it: the write and the read are far apart, on one record, with the
+change going the way that decides.
+
+An influence goal asks the planner for exactly that state. For an operation ``W`` that writes a
+field ``f`` of a collection's records (or a state variable), and a later operation ``R`` whose
+requires read it, the goal is: ``R``'s call ends the route (accepted, or refused by its ``j``-th
+``requires`` while the ones before it hold), an earlier call of ``W`` changed ``f`` of some record
+that still holds the changed value, and in the counterfactual state where that record's ``f`` is
+back to its value before the write, the outcome differs (``R`` refused; ``requires j`` holds). The
+route's last call is then where a stale read answers otherwise than the contract.
+
+The search tests the same on each call it sends (``Coverage``, on the model's concrete state with
+the one field put back), and the planner is asked only for the goals the search has not met. The
+encoding (``wanted``) adds one integer to the unrolling per goal and depth (which write, which
+slot) and reads the clauses once more over the counterfactual state: the last one, with one field
+of one collection replaced by an ``if`` over the earlier states' values. Where a clause reads the
+field at several keys, each is a goal of its own (``Write.site``).
+
+Imports the solver layer and the contracts layer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterator, Mapping
+from typing import Any
+
+import attrs
+import z3
+
+from envfactory.contracts import ir
+from envfactory.contracts.errors import EvaluationError, SolverError
+from envfactory.contracts.evaluator import Compiled, Env, compile_expr
+from envfactory.contracts.model import Contract, Operation
+from envfactory.contracts.printer import to_source
+from envfactory.contracts.semantics import holds
+from envfactory.contracts.values import FrozenMap
+from envfactory.solver.bmc import Unrolling
+from envfactory.solver.encode import SymEnv
+from envfactory.solver.maps import key_term
+from envfactory.solver.states import SymState, formula
+from envfactory.solver.symbolic import Map, Rec, Slot, SVal, Term, and_, eq, implies, ite, merge, not_, or_all
+
+
+@attrs.frozen(slots=True)
+class Write:
+    """A goal's write: ``writer``'s effects change ``field`` of a record of ``var`` (None: ``var``
+    itself, a state variable that is not a collection)."""
+
+    writer: str
+    var: str
+    field: str | None
+    site: ir.Expr | None = None
+    """The key of the record the changed value is read from, where the clause reads the field at
+    several keys (``hubs[input.hub].next`` and ``hubs[hubs[input.hub].next].next``: a route
+    through a hub whose link changed, and one through the hub after it); None: any record."""
+
+    def describe(self) -> str:
+        place = self.var if self.field is None else f"{self.var}[...].{self.field}"
+        read = "" if self.site is None else f", read at {self.var}[{to_source(self.site)}]"
+        return f"{place} as {self.writer} changed it{read}"
+
+
+Goal = tuple[str, int | None, Write]
+"""An influence goal: the reader, the index of the ``requires`` that refuses it (None: accepted),
+and the write that decides it."""
+
+Changes = dict[tuple[str, str, str | None], dict[Any, tuple[Any, Any]]]
+"""Per (writer, variable, field), the records a test case's accepted calls of the writer changed
+that field of, last: key (None for a variable) to (value before, value after)."""
+
+_MISSING = object()
+"""A record field that is not there."""
+
+
+def goals(contract: Contract) -> list[Goal]:
+    """Every influence goal of ``contract``, in its order of operations: per reader and writer of
+    one field, the reader accepted, and refused by each ``requires`` that reads it."""
+    collections = {name for name, var in contract.state.items() if var.collection}
+    changed = [
+        (name, place) for name, op in contract.operations.items() for place in sorted(writes(op, collections))
+    ]
+    out: list[Goal] = []
+    for name, op in contract.operations.items():
+        reads = [_reads(clause.expr, collections, contract) for clause in op.requires]
+        read: dict[tuple[str, str | None], set[ir.Expr | None]] = {}
+        for clause_reads in reads:
+            for place, sites in clause_reads.items():
+                read.setdefault(place, set()).update(sites)
+        for writer, (var, field) in changed:
+            if (var, field) not in read:
+                continue
+            out.extend((name, None, write) for write in _sited(writer, var, field, read[(var, field)]))
+            for j, clause_reads in enumerate(reads):
+                if (var, field) in clause_reads:
+                    out.extend(
+                        (name, j, write) for write in _sited(writer, var, field, clause_reads[(var, field)])
+                    )
+    return out
+
+
+def _sited(writer: str, var: str, field: str | None, sites: set[ir.Expr | None]) -> list[Write]:
+    """One write per key the clause reads the field at, where it reads it at several keys that
+    name records outright; else one, at any record."""
+    keys = sorted((k for k in sites if k is not None), key=to_source)
+    if len(keys) < 2 or len(keys) < len(sites):
+        return [Write(writer, var, field)]
+    return [Write(writer, var, field, key) for key in keys]
+
+
+class Coverage:
+    """The influence goals the search has not met yet. A call meets one where an earlier call of
+    the case wrote the field, the record still holds what it wrote, and with the value before the
+    write the call's outcome would differ: the same test the planner's goal encodes, evaluated
+    on the concrete state. The planner is asked only for the goals the search left open."""
+
+    def __init__(self, contract: Contract) -> None:
+        collections = {name for name, var in contract.state.items() if var.collection}
+        self.open: dict[tuple[str, int | None], list[Write]] = {}
+        for reader, failing, write in goals(contract):
+            self.open.setdefault((reader, failing), []).append(write)
+        self.writes = {
+            name: tuple(sorted(writes(op, collections), key=str)) for name, op in contract.operations.items()
+        }
+        """Per operation, the (variable, field) pairs it changes in place."""
+        self._sites: dict[ir.Expr, Compiled] = {}
+
+    def pending(self) -> list[Goal]:
+        """The goals not met yet, in the contract's order (read from the planning thread while
+        the search closes goals: each copy is made in one step)."""
+        return [
+            (reader, failing, write)
+            for (reader, failing), writes in list(self.open.items())
+            for write in list(writes)
+        ]
+
+    def note(self, changes: Changes, op: str, pre: Mapping[str, Any], post: Mapping[str, Any]) -> None:
+        """Record in ``changes`` what accepted call ``op`` changed from ``pre`` to ``post``."""
+        for var, field in self.writes.get(op, ()):
+            before, after = pre.get(var), post.get(var)
+            if before is after:
+                continue
+            if field is None:
+                if before != after:
+                    changes[(op, var, None)] = {None: (before, after)}
+                continue
+            if not isinstance(before, Mapping) or not isinstance(after, Mapping):
+                continue
+            for key, record in after.items():
+                old = before.get(key)
+                if old is record or not isinstance(old, Mapping) or not isinstance(record, Mapping):
+                    continue
+                a, b = old.get(field, _MISSING), record.get(field, _MISSING)
+                if a != b:
+                    changes.setdefault((op, var, field), {})[key] = (a, b)
+
+    def judge(
+        self, changes: Changes, op: Operation, state: FrozenMap, value: Any, failing: int | None
+    ) -> None:
+        """Close the goals a call of ``op`` with ``value`` in ``state`` meets, refused by its
+        ``failing``-th requires (None: accepted), given what the case's calls changed."""
+        left = self.open.get((op.name, failing))
+        if not left:
+            return
+        for write in list(left):
+            made = changes.get((write.writer, write.var, write.field))
+            if not made:
+                continue
+            if write.site is not None:
+                site = self._sites.get(write.site)
+                if site is None:
+                    site = self._sites[write.site] = compile_expr(write.site)
+                try:  # the record the clause reads at that key (a key of any value: no record)
+                    at = site(Env(state, value))
+                    made = {at: made[at]} if at in made else {}
+                except (EvaluationError, TypeError):
+                    continue
+            if any(
+                _decides(op, failing, state, value, write, key, old, new) for key, (old, new) in made.items()
+            ):
+                left.remove(write)
+        if not left:
+            del self.open[(op.name, failing)]
+
+
+def _decides(
+    op: Operation,
+    failing: int | None,
+    state: FrozenMap,
+    value: Any,
+    write: Write,
+    key: Any,
+    old: Any,
+    new: Any,
+) -> bool:
+    """Whether the call's outcome differs in ``state`` with the written value put back."""
+    now = state.get(write.var)
+    if write.field is None:
+        if now != new:
+            return False
+        back = state.insert(write.var, old)
+    else:
+        record = now.get(key) if isinstance(now, Mapping) else None
+        if not isinstance(record, Mapping) or record.get(write.field, _MISSING) != new:
+            return False
+        fields = {k: v for k, v in record.items() if k != write.field}
+        if old is not _MISSING:
+            fields[write.field] = old
+        assert isinstance(now, FrozenMap)
+        back = state.insert(write.var, now.insert(key, FrozenMap(fields)))
+    env = Env(back, value)
+    try:
+        if failing is None:
+            return not all(holds(clause, env) for clause in op.requires)
+        return bool(holds(op.requires[failing], env))
+    except EvaluationError:
+        return False
+
+
+def name(goal: Goal) -> str:
+    """The goal as the run's report names it (beside the clause outcomes)."""
+    reader, failing, write = goal
+    what = "accepted" if failing is None else f"requires {failing + 1} fails"
+    return f"{reader}: {what}, by {write.describe()}"
+
+
+def writes(op: Operation, collections: Collection[str]) -> Iterator[tuple[str, str | None]]:
+    """The (variable, record field) pairs ``op``'s effects change in place: a field of a record of
+    one of ``collections`` (a whole record put is a making, unless it copies the other fields of
+    the record it replaces), or a variable that is not one."""
+    for effect in op.effects:
+        target, value = effect.target, effect.value
+        if value is None:
+            continue
+        if target.var not in collections:
+            if target.key is None:
+                yield target.var, None
+        elif target.key is not None and target.fields:
+            yield target.var, target.fields[0]
+        elif target.key is not None and isinstance(value, ir.RecordLit):
+            # a record put in place of the one it copies fields from is a change of the others
+            # (``hubs[h] = {"cap": hubs[h].cap, "next": input.to}``), not a making
+            own = ir.Index(ir.Name(target.var), target.key)
+            copied = {k for k, v in zip(value.keys, value.values, strict=True) if v == ir.Attr(own, k)}
+            if copied:
+                yield from ((target.var, k) for k in value.keys if k not in copied)
+
+
+def _reads(
+    expr: ir.Expr, collections: set[str], contract: Contract
+) -> dict[tuple[str, str | None], set[ir.Expr | None]]:
+    """The (variable, record field) pairs a clause reads, each with the keys it reads them at:
+    ``c[k].f`` of a collection (the key None where it names a variable a quantifier binds), or a
+    variable that is not one (at None)."""
+    out: dict[tuple[str, str | None], set[ir.Expr | None]] = {}
+    outright = {"input", *contract.state}
+    for node in ir.walk(expr):
+        if (
+            isinstance(node, ir.Attr)
+            and isinstance(node.obj, ir.Index)
+            and isinstance(node.obj.obj, ir.Name)
+            and node.obj.obj.id in collections
+        ):
+            key = node.obj.key
+            out.setdefault((node.obj.obj.id, node.name), set()).add(
+                key if ir.free_names(key) <= outright else None
+            )
+        elif isinstance(node, ir.Name) and node.id in contract.state and node.id not in collections:
+            out.setdefault((node.id, None), set()).add(None)
+    return out
+
+
+def wanted(unrolling: Unrolling, goal: Goal, depth: int) -> tuple[z3.BoolRef, Any] | None:
+    """The goal met at the unrolling's last state (a refusal) or by its last call (an acceptance),
+    with the refused call's input variables (None for an acceptance); None where it cannot be
+    asked at this depth or the solver cannot express it."""
+    reader, failing, write = goal
+    if reader in unrolling.skipped or write.writer in unrolling.skipped:
+        return None
+    tr = unrolling.transition
+    op = unrolling.contract.operations[reader]
+    accepted = failing is None
+    at = len(unrolling.states) - (2 if accepted else 1)  # the reader's pre-state
+    if at < 1:
+        return None  # no call before it to write
+    site_text = "" if write.site is None else to_source(write.site)
+    tag = f"influence{depth}.{reader}.{failing}.{write.writer}.{write.var}.{write.field}.{site_text}"
+    try:
+        pre = unrolling.states[at]
+        found = unrolling.io[-1].get(reader) if accepted else tr.step_vars(op, tag)
+        if found is None:
+            return None
+        io = found
+        site: tuple[Term, Term] | None = None  # the key the clause reads at, and where it is defined
+        if write.site is not None:
+            encoded = tr.encoder.encode(write.site, SymEnv(pre.values, io.input))
+            records = pre.values[write.var]
+            key = key_term(records, encoded.value) if isinstance(records, Map) else None
+            if key is None:
+                return None
+            site = key, encoded.ok
+        back, picked = _counterfactual(unrolling, write, at, tag, site)
+        if failing is None:
+            real: z3.BoolRef = unrolling.selectors[-1] == unrolling.ops.index(reader)
+            other = z3.Not(tr.guard(op, back, io))
+            return z3.And(real, picked, other), None
+        held = [tr.clause(c, pre, io) for c in op.requires[:failing]]
+        clause = op.requires[failing]
+        real = z3.And(io.constraints, *held, z3.Not(tr.clause(clause, pre, io)))
+        return z3.And(real, picked, tr.clause(clause, back, io)), io.input
+    except (SolverError, z3.Z3Exception):
+        return None
+
+
+def _counterfactual(
+    unrolling: Unrolling, write: Write, at: int, tag: str, site: tuple[Term, Term] | None = None
+) -> tuple[SymState, z3.BoolRef]:
+    """State ``at`` with the written value put back to what it was before one of the earlier
+    calls of ``write.writer`` changed it (which one, and which record, is the solver's choice
+    ``which``; with ``site``, the record at that key), and the condition that such a call
+    changed it to the value it holds at ``at``."""
+    states = unrolling.states
+    equal = unrolling.transition.encoder.equal
+    code = unrolling.ops.index(write.writer)
+    which = z3.Int(f"{tag}.which")
+    options: list[Term] = []
+    now = states[at].values[write.var]
+    if write.field is None:
+        value = now
+        for i in range(at):
+            before, after = states[i].values[write.var], states[i + 1].values[write.var]
+            chosen = which == i
+            options.append(
+                and_(chosen, unrolling.selectors[i] == code, not_(equal(before, after)), equal(after, now))
+            )
+            value = merge(chosen, before, value)
+        back: SVal = value
+    else:
+        if not isinstance(now, Map):
+            raise SolverError("not a collection of slots")
+        maps = [m for i in range(at) if isinstance(m := states[i].values[write.var], Map)]
+        if len(maps) < at or any(len(m.slots) != len(now.slots) for m in maps):
+            raise SolverError("collections of other slots")
+        slots = []
+        for t, slot in enumerate(now.slots):
+            present, value = _field(slot.value, write.field)
+            for i in range(at):
+                a = maps[i].slots[t]
+                b = (maps[i + 1] if i + 1 < at else now).slots[t]
+                fa, fb = _field(a.value, write.field), _field(b.value, write.field)
+                chosen = which == i * len(now.slots) + t
+                same_record = and_(a.present, b.present, slot.present, eq(a.key, b.key), eq(b.key, slot.key))
+                if site is not None:
+                    same_record = and_(same_record, site[1], eq(slot.key, site[0]))
+                options.append(
+                    and_(
+                        chosen,
+                        unrolling.selectors[i] == code,
+                        same_record,
+                        not_(_field_same(equal, fa, fb)),
+                        _field_same(equal, fb, _field(slot.value, write.field)),
+                    )
+                )
+                present, value = ite(chosen, fa[0], present), merge(chosen, fa[1], value)
+            record = slot.value
+            assert isinstance(record, Rec)
+            slots.append(Slot(slot.key, slot.present, Rec({**record.fields, write.field: (present, value)})))
+        back = attrs.evolve(now, slots=tuple(slots))
+    values = dict(states[at].values)
+    values[write.var] = back
+    return SymState(values, z3.BoolVal(True)), formula(or_all(options))
+
+
+def _field(record: SVal, field: str) -> tuple[Term, SVal]:
+    if not isinstance(record, Rec):
+        raise SolverError("a record of another shape")
+    return record.get(field)
+
+
+def _field_same(equal: Callable[[SVal, SVal], Term], a: tuple[Term, SVal], b: tuple[Term, SVal]) -> Term:
+    """Whether two (present, value) fields are the same: both absent, or both there and equal."""
+    return and_(eq(a[0], b[0]), implies(a[0], equal(a[1], b[1])))

@@ -1,0 +1,281 @@
+"""Influence goals (``fuzz/influence.py``): a later clause decided by an earlier call's write,
+read off the contract, met by the search or planned by the solver, and the two tests (the
+concrete one on the model's states, the encoded one in the unrolling) in agreement."""
+
+from __future__ import annotations
+
+import functools
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import envfactory
+from envfactory.contracts.model import Contract
+from envfactory.contracts.semantics import Machine
+from envfactory.fuzz import influence, oracle
+from envfactory.fuzz.findings import FindingError
+from envfactory.fuzz.machine import Case
+from envfactory.fuzz.reach import plan, relay
+from envfactory.fuzz.runner import Session
+from envfactory.fuzz.targets import open_target
+
+CLUB = """\
+envfactory: "1"
+info: {title: Club, version: "1"}
+state:
+  level: {type: integer, initial: 0}
+  members:
+    collection:
+      key: {type: string}
+      value:
+        type: object
+        properties: {role: {type: string, enum: [guest, host]}, desk: {type: string}}
+        required: [role, desk]
+operations:
+  join:
+    input: {$ref: "#/schemas/Who"}
+    requires: [{check: 'not (input.name in members)', error: {status: 409, message: a member}}]
+    effects: ['members[input.name] = {"role": "guest", "desk": ""}']
+  promote:
+    input: {$ref: "#/schemas/Who"}
+    requires: [{check: 'input.name in members', error: {status: 404, message: no such member}}]
+    effects: ['members[input.name].role = "host"']
+  seat:
+    input:
+      type: object
+      properties: {name: {type: string, enum: [a, b]}, desk: {type: string, enum: [x, y]}}
+      required: [name, desk]
+      additionalProperties: false
+    requires: [{check: 'input.name in members', error: {status: 404, message: no such member}}]
+    effects: ['members[input.name] = {"role": members[input.name].role, "desk": input.desk}']
+  host:
+    input: {$ref: "#/schemas/Who"}
+    requires:
+      - {check: 'input.name in members', error: {status: 404, message: no such member}}
+      - {check: 'members[input.name].role == "host"', error: {status: 403, message: hosts only}}
+      - {check: 'level >= 1', error: {status: 423, message: closed}}
+  serve:
+    input: {$ref: "#/schemas/Who"}
+    requires:
+      - {check: 'input.name in members', error: {status: 404, message: no such member}}
+      - {check: 'members[input.name].desk != ""', error: {status: 409, message: no desk}}
+  open:
+    input: {type: object, additionalProperties: false}
+    requires: [{check: 'level < 2', error: {status: 429, message: open twice at most}}]
+    effects: ['level = level + 1']
+schemas:
+  Who:
+    type: object
+    properties: {name: {type: string, enum: [a, b]}}
+    required: [name]
+    additionalProperties: false
+"""
+
+EXPECTED = {
+    "host: accepted, by members[...].role as promote changed it",
+    "host: requires 2 fails, by members[...].role as promote changed it",
+    "host: accepted, by level as open changed it",
+    "host: requires 3 fails, by level as open changed it",
+    "serve: accepted, by members[...].desk as seat changed it",
+    "serve: requires 2 fails, by members[...].desk as seat changed it",
+    "open: accepted, by level as open changed it",
+    "open: requires 1 fails, by level as open changed it",
+}
+"""Every reader of a field with a writer of it: the role (promote), the desk (seat's record put,
+which copies the role: a change of the desk alone), the level (a state variable); join makes
+records and changes none."""
+
+FEASIBLE = {
+    "host: accepted, by members[...].role as promote changed it",
+    "host: accepted, by level as open changed it",
+    "serve: accepted, by members[...].desk as seat changed it",
+    "open: requires 1 fails, by level as open changed it",
+}
+"""The goals some call sequence meets. Not the others: a promotion makes a host, so the role it
+wrote never refuses ``host``; an opening raises the level, so the level it wrote never closes
+``host``, and an opening let through at the level an opening wrote is let through at the level
+before it too; a desk is seated x or y, so the desk a seat wrote is never empty."""
+
+# the implementation a stale read is planted in: ``host`` judges by the role a member joined with
+STALE = """\
+class Club:
+    def __init__(self):
+        self.members, self.joined, self.level = {}, {}, 0
+
+    def join(self, name):
+        if name in self.members:
+            return {"error": 409}
+        self.members[name] = {"role": "guest", "desk": ""}
+        self.joined[name] = "guest"
+
+    def promote(self, name):
+        if name not in self.members:
+            return {"error": 404}
+        self.members[name]["role"] = "host"
+
+    def seat(self, name, desk):
+        if name not in self.members:
+            return {"error": 404}
+        self.members[name]["desk"] = desk
+
+    def host(self, name):
+        if name not in self.members:
+            return {"error": 404}
+        if self.joined[name] != "host":
+            return {"error": 403}
+        if self.level < 1:
+            return {"error": 423}
+
+    def serve(self, name):
+        if name not in self.members:
+            return {"error": 404}
+        if not self.members[name]["desk"]:
+            return {"error": 409}
+
+    def open(self):
+        if self.level >= 2:
+            return {"error": 429}
+        self.level += 1
+"""
+
+
+@functools.cache
+def _club() -> tuple[Contract, Path]:
+    """The club contract and its stale implementation, written once per test process."""
+    folder = Path(tempfile.mkdtemp(prefix="club"))
+    (folder / "club.yaml").write_text(CLUB, encoding="utf-8")
+    (folder / "club_impl.py").write_text(STALE, encoding="utf-8")
+    return envfactory.load(folder / "club.yaml"), folder
+
+
+def _met(contract: Contract, calls: Sequence[tuple[str, Any]]) -> set[str]:
+    """The influence goals the concrete test (``Coverage``) says the calls meet, the calls sent
+    through the model one by one as a test case sends them."""
+    machine = Machine(contract)
+    coverage = influence.Coverage(contract)
+    everything = set(coverage.pending())
+    changes: influence.Changes = {}
+    state = machine.initial_state()
+    for name, value in calls:
+        op = contract.operations[name]
+        expect = oracle.judge(machine, state, op, value)
+        failing = None if expect.accepted else op.requires.index(expect.clause) if expect.clause else -1
+        coverage.judge(changes, op, state, value, failing)
+        if expect.post is not None:
+            coverage.note(changes, name, state, expect.post)
+            state = expect.post
+    return {influence.name(g) for g in everything - set(coverage.pending())}
+
+
+def test_the_goals_are_read_off_the_writes_and_the_requires_that_read_them() -> None:
+    contract, _ = _club()
+    assert {influence.name(g) for g in influence.goals(contract)} == EXPECTED
+
+
+def test_the_planner_meets_the_goals_a_sequence_can_meet_and_the_model_agrees() -> None:
+    contract, _ = _club()
+    routes = plan(contract, influence.goals(contract), effort=3_000_000, max_depth=6)
+    assert {influence.name(r.goal) for r in routes if r.goal is not None} == FEASIBLE
+    for route in routes:
+        assert route.goal is not None and len(route.inputs) == len(route.operations)
+        # the route's last call meets its goal in the model's own states, and no shorter one
+        assert influence.name(route.goal) in _met(contract, list(zip(route.operations, route.inputs)))
+        shorter = list(zip(route.operations[:-1], route.inputs[:-1]))
+        assert influence.name(route.goal) not in _met(contract, shorter)
+    # the shortest way to a host judged by a changed role: join, promote, open, host
+    (hosted,) = [r for r in routes if r.goal == ("host", None, influence.Write("promote", "members", "role"))]
+    assert sorted(hosted.operations) == sorted(("join", "promote", "open", "host"))
+
+
+CALLS = st.lists(
+    st.one_of(
+        st.tuples(
+            st.sampled_from(["join", "promote", "host", "serve"]),
+            st.fixed_dictionaries({"name": st.sampled_from("ab")}),
+        ),
+        st.tuples(
+            st.just("seat"),
+            st.fixed_dictionaries({"name": st.sampled_from("ab"), "desk": st.sampled_from("xy")}),
+        ),
+        st.just(("open", {})),
+    ),
+    max_size=8,
+)
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(CALLS)
+def test_what_the_search_meets_is_what_the_planner_calls_feasible(calls: list[tuple[str, Any]]) -> None:
+    """No call sequence meets a goal the solver proves out of reach (the concrete test and the
+    encoding read the same counterfactual)."""
+    assert _met(_club()[0], calls) <= FEASIBLE
+
+
+def test_following_a_planned_route_shows_the_stale_read() -> None:
+    """The route to ``host`` accepted because of a promotion is where an implementation that
+    judges by the role a member joined with refuses: a finding at the route's last call."""
+    contract, folder = _club()
+    goal = ("host", None, influence.Write("promote", "members", "role"))
+    (route,) = plan(contract, [goal], effort=3_000_000, max_depth=6)
+    target = open_target(f"python:{folder / 'club_impl.py'}:Club", contract)
+    session = Session(contract, target, mode="valid", time_budget=None)
+    case = Case(session, replay=True)
+    with pytest.raises(FindingError):
+        for name, value in zip(route.operations, route.inputs, strict=True):
+            case.send(contract.operations[name], value)
+    assert case.steps[-1].tool == "host" and len(case.steps) == len(route.operations)
+
+
+def test_a_field_read_at_two_keys_is_a_goal_at_each_and_the_model_tells_them_apart() -> None:
+    """The courier's send reads the next hub of its own hub and of the hub after it: a link undone
+    one hop on (a, b, c linked in a row, b unlinked, a parcel from a to c) is the state where an
+    implementation that refreshes only the unlinked hub's own routes lets the parcel go; undone at
+    the first hop, it is another state."""
+    courier = envfactory.load(Path(__file__).resolve().parent / "impls" / "courier.yaml")
+    refused = "send: requires 6 fails, by hubs[...].next as link changed it, read at "
+    far, near = refused + "hubs[hubs[input.hub].next]", refused + "hubs[input.hub]"
+    assert {far, near} <= {influence.name(g) for g in influence.goals(courier)}
+    hubs = [("addHub", {"name": name}) for name in "abc"]
+    setup = [*hubs, ("signup", {"name": "s"})]
+    two_hops = [
+        *setup,
+        ("link", {"hub": "a", "to": "b"}),
+        ("link", {"hub": "b", "to": "c"}),
+        ("link", {"hub": "b"}),
+    ]
+    one_hop = [*setup, ("link", {"hub": "a", "to": "b"}), ("link", {"hub": "a"})]
+    met_far = _met(courier, [*two_hops, ("send", {"parcel": "p", "sender": "s", "hub": "a", "to": "c"})])
+    met_near = _met(courier, [*one_hop, ("send", {"parcel": "p", "sender": "s", "hub": "a", "to": "b"})])
+    assert far in met_far and near not in met_far
+    assert near in met_near and far not in met_near
+
+
+def test_the_planner_relays_to_the_far_read_from_a_state_the_search_reached() -> None:
+    """From hubs a, b, c linked in a row, the relay plans the unlink of b and the send from a to c
+    for the goal read at the second hop, and the model agrees the route meets it."""
+    courier = envfactory.load(Path(__file__).resolve().parent / "impls" / "courier.yaml")
+    (goal,) = [
+        g
+        for g in influence.goals(courier)
+        if influence.name(g).endswith(
+            "6 fails, by hubs[...].next as link changed it, read at hubs[hubs[input.hub].next]"
+        )
+    ]
+    calls = [
+        *[("addHub", {"name": name}) for name in "abc"],
+        ("signup", {"name": "s"}),
+        ("link", {"hub": "a", "to": "b"}),
+        ("link", {"hub": "b", "to": "c"}),
+    ]
+    machine = Machine(courier)
+    state = machine.initial_state()
+    for name, value in calls:
+        state = machine.apply(state, courier.operations[name], value)
+    (route,) = relay(courier, [(calls, state)], [goal], effort=3_000_000)
+    assert route.recorded == len(calls) and route.operations[len(calls) :] == ("link", "send")
+    assert influence.name(goal) in _met(courier, list(zip(route.operations, route.inputs, strict=True)))
