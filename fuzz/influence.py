@@ -286,18 +286,16 @@ def wanted(unrolling: Unrolling, goal: Goal, depth: int) -> tuple[z3.BoolRef, An
         return None
     tr = unrolling.transition
     op = unrolling.contract.operations[reader]
-    accepted = failing is None
-    at = len(unrolling.states) - (2 if accepted else 1)  # the reader's pre-state
+    at = len(unrolling.states) - (2 if failing is None else 1)  # the reader's pre-state
     if at < 1:
         return None  # no call before it to write
     site_text = "" if write.site is None else to_source(write.site)
     tag = f"influence{depth}.{reader}.{failing}.{write.writer}.{write.var}.{write.field}.{site_text}"
     try:
         pre = unrolling.states[at]
-        found = unrolling.io[-1].get(reader) if accepted else tr.step_vars(op, tag)
-        if found is None:
+        io = unrolling.io[-1].get(reader) if failing is None else tr.step_vars(op, tag)
+        if io is None:
             return None
-        io = found
         site: tuple[Term, Term] | None = None  # the key the clause reads at, and where it is defined
         if write.site is not None:
             encoded = tr.encoder.encode(write.site, SymEnv(pre.values, io.input))
