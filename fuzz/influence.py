@@ -42,6 +42,7 @@ from envfactory.contracts.model import Contract, Operation
 from envfactory.contracts.printer import to_source
 from envfactory.contracts.semantics import holds
 from envfactory.contracts.values import FrozenMap
+from envfactory.fuzz.steering import record_field
 from envfactory.solver.bmc import Unrolling
 from envfactory.solver.encode import SymEnv
 from envfactory.solver.maps import key_term
@@ -151,15 +152,8 @@ class Coverage:
                 if before != after:
                     changes[(op, var, None)] = {None: (before, after)}
                 continue
-            if not isinstance(before, Mapping) or not isinstance(after, Mapping):
-                continue
-            for key, record in after.items():
-                old = before.get(key)
-                if old is record or not isinstance(old, Mapping) or not isinstance(record, Mapping):
-                    continue
-                a, b = old.get(field, _MISSING), record.get(field, _MISSING)
-                if a != b:
-                    changes.setdefault((op, var, field), {})[key] = (a, b)
+            for key, a, b in field_changes(before, after, field):
+                changes.setdefault((op, var, field), {})[key] = (a, b)
 
     def judge(
         self, changes: Changes, op: Operation, state: FrozenMap, value: Any, failing: int | None
@@ -188,6 +182,20 @@ class Coverage:
                 left.remove(write)
         if not left:
             del self.open[(op.name, failing)]
+
+
+def field_changes(before: Any, after: Any, field: str) -> Iterator[tuple[Any, Any, Any]]:
+    """(key, value before, value after) of ``field`` in each record that collection values
+    ``before`` and ``after`` both hold under one key, where it differs (``_MISSING``: not there)."""
+    if not isinstance(before, Mapping) or not isinstance(after, Mapping):
+        return
+    for key, record in after.items():
+        old = before.get(key)
+        if old is record or not isinstance(old, Mapping) or not isinstance(record, Mapping):
+            continue
+        a, b = old.get(field, _MISSING), record.get(field, _MISSING)
+        if a != b:
+            yield key, a, b
 
 
 def _decides(
@@ -262,16 +270,10 @@ def _reads(
     out: dict[tuple[str, str | None], set[ir.Expr | None]] = {}
     outright = {"input", *contract.state}
     for node in ir.walk(expr):
-        if (
-            isinstance(node, ir.Attr)
-            and isinstance(node.obj, ir.Index)
-            and isinstance(node.obj.obj, ir.Name)
-            and node.obj.obj.id in collections
-        ):
+        if (place := record_field(node, None)) is not None and place[0] in collections:
+            assert isinstance(node, ir.Attr) and isinstance(node.obj, ir.Index)
             key = node.obj.key
-            out.setdefault((node.obj.obj.id, node.name), set()).add(
-                key if ir.free_names(key) <= outright else None
-            )
+            out.setdefault(place, set()).add(key if ir.free_names(key) <= outright else None)
         elif isinstance(node, ir.Name) and node.id in contract.state and node.id not in collections:
             out.setdefault((node.id, None), set()).add(None)
     return out

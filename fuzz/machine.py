@@ -38,7 +38,7 @@ from envfactory.fuzz.corpus import Call
 from envfactory.fuzz.draws import Source
 from envfactory.fuzz.findings import Finding, crash_cause, error_for
 from envfactory.fuzz.references import rebind, references
-from envfactory.fuzz.steering import FITS, MADE_AGAIN, Steer, crowds, holds_at
+from envfactory.fuzz.steering import FITS, MADE_AGAIN, Steer, crowds, holds_at, record_field
 from envfactory.trajectory import Step
 
 if TYPE_CHECKING:
@@ -1215,13 +1215,10 @@ def _users(contract: Any, ops: list[OpPlan]) -> dict[str, dict[str, list[tuple[O
     for plan in ops:
         exprs = [c.expr for c in plan.op.requires] + [e.value for e in plan.op.effects if e.value is not None]
         read = {
-            (node.obj.obj.id, node.name)
+            place
             for expr in exprs
             for node in ir.walk(expr)
-            if isinstance(node, ir.Attr)
-            and isinstance(node.obj, ir.Index)
-            and isinstance(node.obj.obj, ir.Name)
-            and node.obj.obj.id in collections
+            if (place := record_field(node, None)) is not None and place[0] in collections
         }
         for collection, field in sorted(read):
             key_field = next(
@@ -1232,8 +1229,9 @@ def _users(contract: Any, ops: list[OpPlan]) -> dict[str, dict[str, list[tuple[O
 
 
 def _writers(ops: list[OpPlan]) -> dict[str, dict[str, list[OpPlan]]]:
-    """Per collection and record field, the operations whose effects write that field of a
-    record (``members[input.member].role = ...``; a whole record put is a making, not a change)."""
+    """Per collection and record field, the operations whose effects change that field of a
+    record (``members[input.member].role = ...``; a whole record put is a making, unless it copies
+    the record's other fields: ``_record_writes``)."""
     out: dict[str, dict[str, list[OpPlan]]] = {}
     for plan in ops:
         for collection, field in sorted(_record_writes(plan.op)):
@@ -1260,15 +1258,8 @@ def _record_writes(op: Operation) -> set[tuple[str, str]]:
 
 def _field_changed(before: Any, after: Any, field: str) -> bool:
     """Whether ``field`` differs in some record that collection value ``before`` holds and
-    ``after`` holds under the same key (``Case._change``)."""
-    if not isinstance(before, Mapping) or not isinstance(after, Mapping):
-        return False
-    return any(
-        isinstance(old, Mapping)
-        and isinstance(new := after.get(key), Mapping)
-        and old.get(field) != new.get(field)
-        for key, old in before.items()
-    )
+    ``after`` holds under the same key (``Case._change``; ``influence.field_changes``)."""
+    return any(influence.field_changes(before, after, field))
 
 
 def guarded_step(case: Case, ops: list[OpPlan], src: Source) -> None:

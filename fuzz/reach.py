@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import attrs
 import z3
@@ -205,6 +205,8 @@ calls) took 12 million units, one sat check of seven calls seconds; with room fo
 A contract whose collections no call grows (or that has none) has one unrolling only."""
 
 
+Parts = Literal["both", "stones", "deep"]
+"""What of ``stepwise`` to run: all of it, up to its stepping stones, or the plan past them."""
 STONE_DEPTH = 5
 """Calls ``stepwise`` plans from the initial state before it plans on from the states its routes
 reach."""
@@ -222,7 +224,7 @@ def stepwise(
     report: Callable[[Route], None] | None = None,
     least: bool = True,
     per_copy: int = COPY_UNITS,
-    parts: str = "both",
+    parts: Parts = "both",
 ) -> list[Route]:
     """For each goal, a valid call sequence that ends in it, found by stepping stones: ``plan``
     up to ``STONE_DEPTH`` calls from the initial state; then ``relay`` from the states its
@@ -333,7 +335,7 @@ def plan_apart(
         met.append(route.goal)
         report(route)
 
-    def planned(asked: list[Goal], parts: str = "both") -> None:
+    def planned(asked: list[Goal], parts: Parts = "both") -> None:
         rest = [goal for goal in asked if goal not in met]
         if rest:
             _apart(
