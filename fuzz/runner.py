@@ -363,9 +363,10 @@ class Session:
         self.reached: tuple[str, ...] = ()
         self.stateful = any(op.requires for op in closed.operations.values())
         """Whether some call can be refused by a precondition (the steering's premise)."""
-        self.influence = influence.Coverage(closed) if self.stateful else None
-        """The influence goals (``influence.py``) the search has not met yet: planned for once
-        the clause outcomes are, beside the search of a run bounded by its time budget."""
+        self.influence: influence.Coverage | None = None
+        """The influence goals (``influence.py``) the search has not met yet: tracked, and
+        planned for once the clause outcomes are, beside the search of a run bounded by its time
+        budget (``fuzz``)."""
         self.explained: set[Key] = set()
         """Findings shown to follow from an earlier wrong record (``shrink.explained``): not
         reported, and ended quietly when a later round meets them again."""
@@ -687,8 +688,8 @@ def fuzz(
     examples = UNBOUNDED if by_budget else (max_examples or DEFAULT_EXAMPLES)
     session = Session(contract, target, mode=mode, time_budget=time_budget, on_finding=on_finding)
     session.max_cases = None if by_budget else CASES_PER_EXAMPLE * examples + EXTRA_CASES
-    if not by_budget:
-        session.influence = None  # its goals are planned beside a time budget's search only
+    if by_budget and session.stateful:  # its goals are planned beside a time budget's search only
+        session.influence = influence.Coverage(session.contract)
     # with a database, let Hypothesis finish shrinking so that it saves the failing examples
     session.shrink_cases = shrink_cases if database is None else examples * 10
     if kinds is not None:

@@ -226,7 +226,7 @@ def test_a_run_with_a_time_budget_searches_on_while_the_solver_plans(monkeypatch
     by one that reports a prefix and then waits for the test's word."""
     import threading
 
-    from envfactory.fuzz import runner
+    from envfactory.fuzz import influence, runner
     from envfactory.solver import deadline
 
     go = threading.Event()
@@ -242,6 +242,7 @@ def test_a_run_with_a_time_budget_searches_on_while_the_solver_plans(monkeypatch
 
     monkeypatch.setattr(deadline, "bounded", worker)
     session = _session(LEDGER, "Ledger")
+    session.influence = influence.Coverage(session.contract)  # as ``fuzz`` makes it under a budget
     runner.reach(session, 20.0, background=True)
     assert session.planning is not None and session.planning.is_alive()
     for _ in range(6000):  # the first prefix is on its way (a thread switch; a hang guard)
