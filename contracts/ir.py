@@ -11,6 +11,7 @@ This module imports nothing but attrs and the error types.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -216,6 +217,48 @@ def children(node: Expr) -> tuple[Expr, ...]:
         case Quant(domain=domain, body=body, cond=cond):
             return (domain, body) if cond is None else (domain, cond, body)
     raise TypeError(f"not an expression node: {node!r}")
+
+
+def with_children(node: Expr, change: Callable[[Expr], Expr]) -> Expr:
+    """``node`` with each direct sub-expression ``e`` replaced by ``change(e)``, called in
+    evaluation order (``children``'s); ``node`` itself where none changes."""
+    parts: dict[str, Any]
+    match node:
+        case Const() | Name():
+            return node
+        case ListLit(items=items):
+            parts = {"items": tuple(change(item) for item in items)}
+        case RecordLit(values=values):
+            parts = {"values": tuple(change(value) for value in values)}
+        case Attr(obj=obj):
+            parts = {"obj": change(obj)}
+        case Index(obj=obj, key=key):
+            parts = {"obj": change(obj), "key": change(key)}
+        case Unary(operand=operand):
+            parts = {"operand": change(operand)}
+        case BinOp(left=left, right=right) | Compare(left=left, right=right):
+            parts = {"left": change(left), "right": change(right)}
+        case BoolOp(operands=operands):
+            parts = {"operands": tuple(change(operand) for operand in operands)}
+        case IfExp(test=test, body=body, orelse=orelse):
+            parts = {"test": change(test), "body": change(body), "orelse": change(orelse)}
+        case Call(args=args):
+            parts = {"args": tuple(change(arg) for arg in args)}
+        case Quant(domain=domain, body=body, cond=cond):
+            parts = {"domain": change(domain)}
+            if cond is not None:
+                parts["cond"] = change(cond)
+            parts["body"] = change(body)
+        case _:
+            raise TypeError(f"not an expression node: {node!r}")
+    updates = {name: value for name, value in parts.items() if not _same(value, getattr(node, name))}
+    return attrs.evolve(node, **updates) if updates else node
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
+    return a is b
 
 
 def walk(node: Expr) -> Any:

@@ -22,13 +22,17 @@ the one field put back), and the planner is asked only for the goals the search 
 encoding (``wanted``) adds one integer to the unrolling per goal and depth (which write, which
 slot) and reads the clauses once more over the counterfactual state: the last one, with one field
 of one collection replaced by an ``if`` over the earlier states' values. Where a clause reads the
-field at several keys, each is a goal of its own (``Write.site``).
+field at several keys, each is a goal of its own (``Write.site``); where it reads it more than
+once, so is each read, with the value before the write at that read only (``Write.read``: an
+implementation that keeps one copy, such as the quota of the project a VM was made in, beside
+the vCPUs of the one it is in now).
 
 Imports the solver layer and the contracts layer.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Collection, Iterator, Mapping
 from typing import Any
 
@@ -38,13 +42,14 @@ import z3
 from envfactory.contracts import ir
 from envfactory.contracts.errors import EvaluationError, SolverError
 from envfactory.contracts.evaluator import Compiled, Env, compile_expr
-from envfactory.contracts.model import Contract, Operation
+from envfactory.contracts.model import Clause, Contract, Operation
 from envfactory.contracts.printer import to_source
 from envfactory.contracts.semantics import holds
 from envfactory.contracts.values import FrozenMap
 from envfactory.fuzz.steering import record_field
 from envfactory.solver.bmc import Unrolling
-from envfactory.solver.encode import SymEnv
+from envfactory.solver.encode import SymEnv, fails
+from envfactory.solver.encode import holds as holds_symbolically
 from envfactory.solver.maps import key_term
 from envfactory.solver.states import SymState, formula
 from envfactory.solver.symbolic import Map, Rec, Slot, SVal, Term, and_, eq, implies, ite, merge, not_, or_all
@@ -62,10 +67,18 @@ class Write:
     """The key of the record the changed value is read from, where the clause reads the field at
     several keys (``hubs[input.hub].next`` and ``hubs[hubs[input.hub].next].next``: a route
     through a hub whose link changed, and one through the hub after it); None: any record."""
+    read: tuple[int, int] | None = None
+    """Where a clause reads the field more than once, the one read that takes the value before
+    the write (the reader's ``requires`` index, and which of its reads of the field, in
+    evaluation order) while the others take the value now: an implementation that keeps one
+    copy (a VM's restart checked against the quota of the project it was made in, with the
+    vCPUs of the one it is in now). None: every read."""
 
     def describe(self) -> str:
         place = self.var if self.field is None else f"{self.var}[...].{self.field}"
         read = "" if self.site is None else f", read at {self.var}[{to_source(self.site)}]"
+        if self.read is not None:
+            read = f", as before at read {self.read[1] + 1} of requires {self.read[0] + 1} only"
         return f"{place} as {self.writer} changed it{read}"
 
 
@@ -83,7 +96,8 @@ _MISSING = object()
 
 def goals(contract: Contract) -> list[Goal]:
     """Every influence goal of ``contract``, in its order of operations: per reader and writer of
-    one field, the reader accepted, and refused by each ``requires`` that reads it."""
+    one field, the reader accepted, and refused by each ``requires`` that reads it; where a
+    requires reads the field more than once, both again for each of its reads (``Write.read``)."""
     collections = {name for name, var in contract.state.items() if var.collection}
     changed = [
         (name, place) for name, op in contract.operations.items() for place in sorted(writes(op, collections))
@@ -95,16 +109,79 @@ def goals(contract: Contract) -> list[Goal]:
         for clause_reads in reads:
             for place, sites in clause_reads.items():
                 read.setdefault(place, set()).update(sites)
+        counts = [_read_count(clause.expr, collections, contract.state) for clause in op.requires]
         for writer, (var, field) in changed:
             if (var, field) not in read:
                 continue
-            out.extend((name, None, write) for write in _sited(writer, var, field, read[(var, field)]))
+            place = (var, field)
+            out.extend((name, None, write) for write in _sited(writer, var, field, read[place]))
             for j, clause_reads in enumerate(reads):
-                if (var, field) in clause_reads:
-                    out.extend(
-                        (name, j, write) for write in _sited(writer, var, field, clause_reads[(var, field)])
-                    )
+                if place in clause_reads:
+                    out.extend((name, j, write) for write in _sited(writer, var, field, clause_reads[place]))
+            for j, count in enumerate(counts):
+                times = count.get(place, 0)
+                for k in range(times if times > 1 else 0):  # a field read once: the goals above
+                    one = Write(writer, var, field, read=(j, k))
+                    out.extend([(name, None, one), (name, j, one)])
     return out
+
+
+def _read_count(expr: ir.Expr, collections: Collection[str], variables: Collection[str]) -> dict[Place, int]:
+    """How many times a clause reads each place (``_place``)."""
+    out: dict[Place, int] = {}
+    for node in ir.walk(expr):
+        if (place := _place(node, collections, variables)) is not None:
+            out[place] = out.get(place, 0) + 1
+    return out
+
+
+Place = tuple[str, str | None]
+"""A (variable, record field) pair: a field of a collection's records, or (None) a variable."""
+
+
+def _place(node: ir.Expr, collections: Collection[str], variables: Collection[str]) -> Place | None:
+    """(c, f) where ``node`` reads ``c[k].f`` of a collection, (v, None) where it reads a state
+    variable ``v`` that is not one (of the state's ``variables``)."""
+    if (place := record_field(node, None)) is not None and place[0] in collections:
+        return place
+    if isinstance(node, ir.Name) and node.id in variables and node.id not in collections:
+        return node.id, None
+    return None
+
+
+BEFORE = "\x00before"
+"""The name a clause with one read of a field as before a write (``Write.read``) reads the
+collection through: no contract's name (a name is an identifier)."""
+
+
+def one_read(op: Operation, write: Write, collections: frozenset[str]) -> Clause:
+    """The requires ``write.read`` names, with that one read of the written field made through
+    ``BEFORE`` and its other reads as they are."""
+    assert write.read is not None
+    j, k = write.read
+    return _one_read(op.requires[j], (write.var, write.field), k, collections)
+
+
+@functools.lru_cache(maxsize=256)
+def _one_read(clause: Clause, place: Place, k: int, collections: frozenset[str]) -> Clause:
+    """``clause`` with its ``k``-th read of ``place`` (in evaluation order) made through
+    ``BEFORE``, its other reads as they are."""
+    seen = [0]
+
+    def change(node: ir.Expr) -> ir.Expr:
+        if _place(node, collections, (place[0],)) == place:
+            seen[0] += 1
+            if seen[0] == k + 1:
+                if place[1] is None:
+                    return ir.Name(BEFORE, node.loc)
+                assert isinstance(node, ir.Attr) and isinstance(node.obj, ir.Index)
+                index = node.obj
+                key = change(index.key)
+                return ir.Attr(ir.Index(ir.Name(BEFORE, index.obj.loc), key, index.loc), node.name, node.loc)
+        return ir.with_children(node, change)
+
+    expr = change(clause.expr)
+    return attrs.evolve(clause, expr=expr, fn=compile_expr(expr))
 
 
 def _sited(writer: str, var: str, field: str | None, sites: set[ir.Expr | None]) -> list[Write]:
@@ -123,7 +200,9 @@ class Coverage:
     on the concrete state. The planner is asked only for the goals the search left open."""
 
     def __init__(self, contract: Contract) -> None:
-        collections = {name for name, var in contract.state.items() if var.collection}
+        collections = frozenset(name for name, var in contract.state.items() if var.collection)
+        self.collections = collections
+        """The contract's collections (``one_read``)."""
         self.open: dict[tuple[str, int | None], list[Write]] = {}
         for reader, failing, write in goals(contract):
             self.open.setdefault((reader, failing), []).append(write)
@@ -132,6 +211,7 @@ class Coverage:
         }
         """Per operation, the (variable, field) pairs it changes in place."""
         self._sites: dict[ir.Expr, Compiled] = {}
+        self._stale: dict[tuple[str, Write], Clause] = {}
 
     def pending(self) -> list[Goal]:
         """The goals not met yet, in the contract's order (read from the planning thread while
@@ -176,8 +256,14 @@ class Coverage:
                     made = {at: made[at]} if at in made else {}
                 except (EvaluationError, TypeError):
                     continue
+            stale = None
+            if write.read is not None:
+                stale = self._stale.get((op.name, write))
+                if stale is None:
+                    stale = self._stale[(op.name, write)] = one_read(op, write, self.collections)
             if any(
-                _decides(op, failing, state, value, write, key, old, new) for key, (old, new) in made.items()
+                _decides(op, failing, state, value, write, key, old, new, stale)
+                for key, (old, new) in made.items()
             ):
                 left.remove(write)
         if not left:
@@ -207,8 +293,10 @@ def _decides(
     key: Any,
     old: Any,
     new: Any,
+    stale: Clause | None = None,
 ) -> bool:
-    """Whether the call's outcome differs in ``state`` with the written value put back."""
+    """Whether the call's outcome differs in ``state`` with the written value put back (at the
+    one read ``write.read`` names, where it names one: ``stale``, of ``one_read``)."""
     now = state.get(write.var)
     if write.field is None:
         if now != new:
@@ -223,13 +311,16 @@ def _decides(
             fields[write.field] = old
         assert isinstance(now, FrozenMap)
         back = state.insert(write.var, now.insert(key, FrozenMap(fields)))
+    if stale is not None:  # the one read through ``BEFORE``, the others as they are
+        try:  # defined either way: a read of a record gone since is no other answer
+            after = stale.fn(Env(state.insert(BEFORE, back[write.var]), value))
+        except (EvaluationError, TypeError):
+            return False
+        return after is (failing is not None)
     env = Env(back, value)
-    try:
-        if failing is None:
-            return not all(holds(clause, env) for clause in op.requires)
-        return bool(holds(op.requires[failing], env))
-    except EvaluationError:
-        return False
+    if failing is None:
+        return not all(holds(clause, env) for clause in op.requires)
+    return bool(holds(op.requires[failing], env))
 
 
 def name(goal: Goal) -> str:
@@ -267,15 +358,17 @@ def _reads(
     """The (variable, record field) pairs a clause reads, each with the keys it reads them at:
     ``c[k].f`` of a collection (the key None where it names a variable a quantifier binds), or a
     variable that is not one (at None)."""
-    out: dict[tuple[str, str | None], set[ir.Expr | None]] = {}
+    out: dict[Place, set[ir.Expr | None]] = {}
     outright = {"input", *contract.state}
     for node in ir.walk(expr):
-        if (place := record_field(node, None)) is not None and place[0] in collections:
-            assert isinstance(node, ir.Attr) and isinstance(node.obj, ir.Index)
-            key = node.obj.key
-            out.setdefault(place, set()).add(key if ir.free_names(key) <= outright else None)
-        elif isinstance(node, ir.Name) and node.id in contract.state and node.id not in collections:
-            out.setdefault((node.id, None), set()).add(None)
+        if (place := _place(node, collections, contract.state)) is None:
+            continue
+        if place[1] is None:
+            out.setdefault(place, set()).add(None)
+            continue
+        assert isinstance(node, ir.Attr) and isinstance(node.obj, ir.Index)
+        key = node.obj.key
+        out.setdefault(place, set()).add(key if ir.free_names(key) <= outright else None)
     return out
 
 
@@ -307,8 +400,22 @@ def wanted(unrolling: Unrolling, goal: Goal, depth: int) -> tuple[z3.BoolRef, An
                 return None
             site = key, encoded.ok
         back, picked = _counterfactual(unrolling, write, at, tag, site)
+        if write.read is not None:  # the one read through ``BEFORE``, the others as they are
+            contract = unrolling.contract
+            collections = frozenset(name for name, var in contract.state.items() if var.collection)
+            stale = one_read(op, write, collections)
+            read = tr.encoder.encode(
+                stale.expr, SymEnv({**pre.values, BEFORE: back.values[write.var]}, io.input)
+            )
+            # accepted: that clause fails so; refused by it: it holds so (defined either way)
+            if failing is None:
+                real: z3.BoolRef = unrolling.selectors[-1] == unrolling.ops.index(reader)
+                return z3.And(real, picked, formula(fails(read))), None
+            held = [tr.clause(c, pre, io) for c in op.requires[:failing]]
+            refused = z3.And(io.constraints, *held, z3.Not(tr.clause(op.requires[failing], pre, io)))
+            return z3.And(refused, picked, formula(holds_symbolically(read))), io.input
         if failing is None:
-            real: z3.BoolRef = unrolling.selectors[-1] == unrolling.ops.index(reader)
+            real = unrolling.selectors[-1] == unrolling.ops.index(reader)
             other = z3.Not(tr.guard(op, back, io))
             return z3.And(real, picked, other), None
         held = [tr.clause(c, pre, io) for c in op.requires[:failing]]

@@ -901,6 +901,13 @@ def holds(encoded: Encoded) -> Term:
     return and_(encoded.ok, ok, value)
 
 
+def fails(encoded: Encoded) -> Term:
+    """The condition under which a clause is defined and false (``holds``' other side, without
+    the undefined)."""
+    value, ok = _truth(encoded.value)
+    return and_(encoded.ok, ok, not_(value))
+
+
 def covers() -> frozenset[type[ir.Expr]]:
     """Node types this interpreter handles (checked against ``ir.NODE_TYPES`` in tests)."""
     return frozenset(t for t in ir.NODE_TYPES if hasattr(Encoder, "_" + t.__name__))

@@ -277,6 +277,34 @@ def test_printing_then_parsing_gives_the_same_tree(expr: ir.Expr) -> None:
 
 
 @settings(max_examples=200, deadline=None)
+@given(bool_exprs() | int_exprs(), st.integers(min_value=0))
+def test_a_tree_rebuilt_child_by_child_is_visited_in_walk_order(expr: ir.Expr, pick: int) -> None:
+    """``ir.with_children`` calls its change in the order ``walk`` visits (so a rewrite can count
+    reads as the evaluator meets them), keeps a tree nothing changes, and replaces just the node
+    changed."""
+    nodes = list(ir.walk(expr))
+    seen: list[ir.Expr] = []
+
+    def copy(node: ir.Expr) -> ir.Expr:
+        seen.append(node)
+        return ir.with_children(node, copy)
+
+    assert copy(expr) is expr
+    assert len(seen) == len(nodes) and all(a is b for a, b in zip(seen, nodes, strict=True))
+    k = pick % len(nodes)
+    count = [0]
+    marker = ir.Const("marker")
+
+    def swap(node: ir.Expr) -> ir.Expr:
+        count[0] += 1
+        return marker if count[0] == k + 1 else ir.with_children(node, swap)
+
+    changed = list(ir.walk(swap(expr)))
+    assert changed[k] is marker
+    assert len(changed) == len(nodes) - len(list(ir.walk(nodes[k]))) + 1
+
+
+@settings(max_examples=200, deadline=None)
 @given(bool_exprs() | int_exprs())
 def test_generated_expressions_type_check(expr: ir.Expr) -> None:
     TypeChecker(SCOPE).check(expr)
