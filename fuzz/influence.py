@@ -22,10 +22,11 @@ the one field put back), and the planner is asked only for the goals the search 
 encoding (``wanted``) adds one integer to the unrolling per goal and depth (which write, which
 slot) and reads the clauses once more over the counterfactual state: the last one, with one field
 of one collection replaced by an ``if`` over the earlier states' values. Where a clause reads the
-field at several keys, each is a goal of its own (``Write.site``); where it reads it more than
-once, so is each read, with the value before the write at that read only (``Write.read``: an
-implementation that keeps one copy, such as the quota of the project a VM was made in, beside
-the vCPUs of the one it is in now).
+field at several keys, each is a goal of its own (``Write.site``); where it follows the field
+as a reference more than once, so is each of those reads, with the value before the write at
+that read only (``Write.read``: an implementation that keeps a copy of what it found behind the
+reference, such as the quota of the project a VM was made in, beside the vCPUs of the one it is
+in now).
 
 Imports the solver layer and the contracts layer.
 """
@@ -68,11 +69,12 @@ class Write:
     several keys (``hubs[input.hub].next`` and ``hubs[hubs[input.hub].next].next``: a route
     through a hub whose link changed, and one through the hub after it); None: any record."""
     read: tuple[int, int] | None = None
-    """Where a clause reads the field more than once, the one read that takes the value before
-    the write (the reader's ``requires`` index, and which of its reads of the field, in
-    evaluation order) while the others take the value now: an implementation that keeps one
-    copy (a VM's restart checked against the quota of the project it was made in, with the
-    vCPUs of the one it is in now). None: every read."""
+    """Where a clause follows the field as a reference more than once (a key of other reads:
+    ``projects[vms[v].project].vcpus ... projects[vms[v].project].quota``), the one read that
+    takes the value before the write (the reader's ``requires`` index, and which of its reads of
+    the field, in evaluation order) while the others take the value now: an implementation that
+    keeps a copy of what it found behind the reference (a VM's restart checked against the quota
+    of the project it was made in, with the vCPUs of the one it is in now). None: every read."""
 
     def describe(self) -> str:
         place = self.var if self.field is None else f"{self.var}[...].{self.field}"
@@ -97,7 +99,8 @@ _MISSING = object()
 def goals(contract: Contract) -> list[Goal]:
     """Every influence goal of ``contract``, in its order of operations: per reader and writer of
     one field, the reader accepted, and refused by each ``requires`` that reads it; where a
-    requires reads the field more than once, both again for each of its reads (``Write.read``)."""
+    requires follows the field as a reference more than once, both again for each of those
+    reads (``Write.read``)."""
     collections = {name for name, var in contract.state.items() if var.collection}
     changed = [
         (name, place) for name, op in contract.operations.items() for place in sorted(writes(op, collections))
@@ -109,7 +112,7 @@ def goals(contract: Contract) -> list[Goal]:
         for clause_reads in reads:
             for place, sites in clause_reads.items():
                 read.setdefault(place, set()).update(sites)
-        counts = [_read_count(clause.expr, collections, contract.state) for clause in op.requires]
+        followed = [_followed(clause.expr, collections, contract.state) for clause in op.requires]
         for writer, (var, field) in changed:
             if (var, field) not in read:
                 continue
@@ -118,20 +121,32 @@ def goals(contract: Contract) -> list[Goal]:
             for j, clause_reads in enumerate(reads):
                 if place in clause_reads:
                     out.extend((name, j, write) for write in _sited(writer, var, field, clause_reads[place]))
-            for j, count in enumerate(counts):
-                times = count.get(place, 0)
-                for k in range(times if times > 1 else 0):  # a field read once: the goals above
+            for j, clause_followed in enumerate(followed):
+                reads_as_keys = clause_followed.get(place, [])
+                for k in reads_as_keys if len(reads_as_keys) > 1 else ():
                     one = Write(writer, var, field, read=(j, k))
                     out.extend([(name, None, one), (name, j, one)])
     return out
 
 
-def _read_count(expr: ir.Expr, collections: Collection[str], variables: Collection[str]) -> dict[Place, int]:
-    """How many times a clause reads each place (``_place``)."""
-    out: dict[Place, int] = {}
+def _followed(
+    expr: ir.Expr, collections: Collection[str], variables: Collection[str]
+) -> dict[Place, list[int]]:
+    """Per place (``_place``) a clause reads as the key of another read (a reference followed:
+    ``projects[vms[v].project].quota``), which of its reads of the place those are, in
+    evaluation order. A reference followed twice is where an implementation may keep a copy of
+    what it found behind it the first time (the quota of the project a VM was made in) and read
+    the other fresh; a value read twice and compared (``status == "open" or status == "draft"``)
+    is one value either way."""
+    keys = {id(node.key) for node in ir.walk(expr) if isinstance(node, ir.Index)}
+    out: dict[Place, list[int]] = {}
+    seen: dict[Place, int] = {}
     for node in ir.walk(expr):
-        if (place := _place(node, collections, variables)) is not None:
-            out[place] = out.get(place, 0) + 1
+        if (place := _place(node, collections, variables)) is None:
+            continue
+        k = seen[place] = seen.get(place, -1) + 1
+        if id(node) in keys:
+            out.setdefault(place, []).append(k)
     return out
 
 

@@ -394,6 +394,16 @@ def test_a_clause_that_reads_a_field_twice_has_a_goal_for_each_read() -> None:
     assert not any(name.startswith("move:") and "as before at read" in name for name in names)
 
 
+def test_only_a_reference_followed_twice_has_a_goal_for_each_read() -> None:
+    """In the cloud set, a restart follows the VM's project to its vCPUs and to its quota: a goal
+    for each. A snapshot compares the project of every VM with the VM's own, and a move checks
+    the mover's role in two projects: values compared, one value either way, no goal per read."""
+    cloud = envfactory.load(Path(__file__).resolve().parent / "impls" / "cloud.yaml")
+    names = {influence.name(g) for g in influence.goals(cloud) if g[2].read is not None}
+    moved = "startVm: {}, by vms[...].project as moveVm changed it, as before at read {} of requires 4 only"
+    assert names == {moved.format(what, k) for what in ("accepted", "requires 4 fails") for k in (1, 2)}
+
+
 @functools.cache
 def _rack_routes() -> dict[str, Route]:
     """The routes to the rack's goals of one read, each of six calls at most."""
