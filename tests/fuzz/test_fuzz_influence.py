@@ -144,13 +144,19 @@ class Club:
 """
 
 
+def _written(name: str, contract: str, implementation: str) -> tuple[Contract, Path]:
+    """A contract and its stale implementation (``NAME_impl.py``), written to a folder of their
+    own, the contract loaded."""
+    folder = Path(tempfile.mkdtemp(prefix=name))
+    (folder / f"{name}.yaml").write_text(contract, encoding="utf-8")
+    (folder / f"{name}_impl.py").write_text(implementation, encoding="utf-8")
+    return envfactory.load(folder / f"{name}.yaml"), folder
+
+
 @functools.cache
 def _club() -> tuple[Contract, Path]:
     """The club contract and its stale implementation, written once per test process."""
-    folder = Path(tempfile.mkdtemp(prefix="club"))
-    (folder / "club.yaml").write_text(CLUB, encoding="utf-8")
-    (folder / "club_impl.py").write_text(STALE, encoding="utf-8")
-    return envfactory.load(folder / "club.yaml"), folder
+    return _written("club", CLUB, STALE)
 
 
 def _met(contract: Contract, calls: Sequence[tuple[str, Any]]) -> set[str]:
@@ -374,10 +380,7 @@ class Rack:
 @functools.cache
 def _rack() -> tuple[Contract, Path]:
     """The rack contract and its stale implementation, written once per test process."""
-    folder = Path(tempfile.mkdtemp(prefix="rack"))
-    (folder / "rack.yaml").write_text(RACK, encoding="utf-8")
-    (folder / "rack_impl.py").write_text(ADDED_ROOM, encoding="utf-8")
-    return envfactory.load(folder / "rack.yaml"), folder
+    return _written("rack", RACK, ADDED_ROOM)
 
 
 MOVED = "power: {}, by boxes[...].room as move changed it"
