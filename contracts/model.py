@@ -188,6 +188,10 @@ class Contract:
     def state_types(self) -> dict[str, T.Type]:
         return {name: var.type for name, var in self.state.items()}
 
+    def collections(self) -> frozenset[str]:
+        """The state variables that are collections (keyed records), by name."""
+        return frozenset(name for name, var in self.state.items() if var.collection)
+
     def clauses(self) -> Iterator[tuple[str | None, Clause]]:
         """Every clause with the operation it belongs to: each operation's ``requires`` and
         ``ensures``, then the invariants and goals (``None``)."""

@@ -270,7 +270,7 @@ def atoms(contract: Contract) -> tuple[Atom, ...]:
     input field, and other state, and that the record's own features do not show already (a
     field against a constant: its numbers and words)."""
     names = set(contract.state)
-    collections = {name for name, var in contract.state.items() if var.collection}
+    collections = contract.collections()
     found: dict[ir.Expr, Atom] = {}
     for expr in _clauses(contract):
         for node in ir.walk(expr):

@@ -101,7 +101,7 @@ def goals(contract: Contract) -> list[Goal]:
     one field, the reader accepted, and refused by each ``requires`` that reads it; where a
     requires follows the field as a reference more than once, both again for each of those
     reads (``Write.read``)."""
-    collections = {name for name, var in contract.state.items() if var.collection}
+    collections = contract.collections()
     changed = [
         (name, place) for name, op in contract.operations.items() for place in sorted(writes(op, collections))
     ]
@@ -215,18 +215,22 @@ class Coverage:
     on the concrete state. The planner is asked only for the goals the search left open."""
 
     def __init__(self, contract: Contract) -> None:
-        collections = frozenset(name for name, var in contract.state.items() if var.collection)
-        self.collections = collections
-        """The contract's collections (``one_read``)."""
+        collections = contract.collections()
         self.open: dict[tuple[str, int | None], list[Write]] = {}
+        self._sites: dict[ir.Expr, Compiled] = {}
+        """Each goal's key to read the changed record at (``Write.site``), compiled."""
+        self._stale: dict[tuple[str, Write], Clause] = {}
+        """Each goal's requires with its one read as before the write (``Write.read``)."""
         for reader, failing, write in goals(contract):
             self.open.setdefault((reader, failing), []).append(write)
+            if write.site is not None and write.site not in self._sites:
+                self._sites[write.site] = compile_expr(write.site)
+            if write.read is not None:
+                self._stale[(reader, write)] = one_read(contract.operations[reader], write, collections)
         self.writes = {
             name: tuple(sorted(writes(op, collections), key=str)) for name, op in contract.operations.items()
         }
         """Per operation, the (variable, field) pairs it changes in place."""
-        self._sites: dict[ir.Expr, Compiled] = {}
-        self._stale: dict[tuple[str, Write], Clause] = {}
 
     def pending(self) -> list[Goal]:
         """The goals not met yet, in the contract's order (read from the planning thread while
@@ -263,19 +267,12 @@ class Coverage:
             if not made:
                 continue
             if write.site is not None:
-                site = self._sites.get(write.site)
-                if site is None:
-                    site = self._sites[write.site] = compile_expr(write.site)
                 try:  # the record the clause reads at that key (a key of any value: no record)
-                    at = site(Env(state, value))
+                    at = self._sites[write.site](Env(state, value))
                     made = {at: made[at]} if at in made else {}
                 except (EvaluationError, TypeError):
                     continue
-            stale = None
-            if write.read is not None:
-                stale = self._stale.get((op.name, write))
-                if stale is None:
-                    stale = self._stale[(op.name, write)] = one_read(op, write, self.collections)
+            stale = self._stale.get((op.name, write)) if write.read is not None else None
             if any(
                 _decides(op, failing, state, value, write, key, old, new, stale)
                 for key, (old, new) in made.items()
@@ -368,8 +365,8 @@ def writes(op: Operation, collections: Collection[str]) -> Iterator[tuple[str, s
 
 
 def _reads(
-    expr: ir.Expr, collections: set[str], contract: Contract
-) -> dict[tuple[str, str | None], set[ir.Expr | None]]:
+    expr: ir.Expr, collections: Collection[str], contract: Contract
+) -> dict[Place, set[ir.Expr | None]]:
     """The (variable, record field) pairs a clause reads, each with the keys it reads them at:
     ``c[k].f`` of a collection (the key None where it names a variable a quantifier binds), or a
     variable that is not one (at None)."""
@@ -416,9 +413,7 @@ def wanted(unrolling: Unrolling, goal: Goal, depth: int) -> tuple[z3.BoolRef, An
             site = key, encoded.ok
         back, picked = _counterfactual(unrolling, write, at, tag, site)
         if write.read is not None:  # the one read through ``BEFORE``, the others as they are
-            contract = unrolling.contract
-            collections = frozenset(name for name, var in contract.state.items() if var.collection)
-            stale = one_read(op, write, collections)
+            stale = one_read(op, write, unrolling.contract.collections())
             read = tr.encoder.encode(
                 stale.expr, SymEnv({**pre.values, BEFORE: back.values[write.var]}, io.input)
             )

@@ -1009,7 +1009,7 @@ class Case:
             expect = oracle.judge(session.model, state, op, value)
         session.outcome(op, expect, state, value)
         if self.changes and (influence := session.influence) is not None and influence.open:
-            influence.judge(self.changes, op, state, value, _failing(op, expect))
+            influence.judge(self.changes, op, state, value, None if expect.accepted else _depth(op, expect))
         slow = session.slow.get(op.name)
         memo = self._memo_key(op.name, value) if slow is not None else ""
         response = slow.get(memo) if slow is not None else None
@@ -1210,7 +1210,7 @@ def _users(contract: Any, ops: list[OpPlan]) -> dict[str, dict[str, list[tuple[O
     """Per collection and record field, the operations whose requires or effects read that
     field of some record of it (``members[m].role``), each with its input field that names a
     key of the collection (None: it takes none, and a valid draw picks the record)."""
-    collections = {name for name, var in contract.state.items() if var.collection}
+    collections = contract.collections()
     out: dict[str, dict[str, list[tuple[OpPlan, str | None]]]] = {}
     for plan in ops:
         exprs = [c.expr for c in plan.op.requires] + [e.value for e in plan.op.effects if e.value is not None]
@@ -1237,16 +1237,6 @@ def _writers(ops: list[OpPlan]) -> dict[str, dict[str, list[OpPlan]]]:
         for collection, field in sorted(_record_writes(plan.op)):
             out.setdefault(collection, {}).setdefault(field, []).append(plan)
     return out
-
-
-def _failing(op: Operation, expect: oracle.Expectation) -> int | None:
-    """The index of the ``requires`` that refuses a call (None: accepted; -1: refused otherwise,
-    by its input's schema or its effects)."""
-    if expect.accepted:
-        return None
-    if expect.kind == "precondition" and expect.clause is not None:
-        return op.requires.index(expect.clause)
-    return -1
 
 
 def _record_writes(op: Operation) -> set[tuple[str, str]]:

@@ -304,7 +304,7 @@ class Session:
         self.contract = closed
         self.model = Machine(closed)
         self.initial: FrozenMap = initial_state(closed)
-        self.collections = frozenset(name for name, var in closed.state.items() if var.collection)
+        self.collections = closed.collections()
         self.writes = {
             name: tuple(sorted(op.writes & self.collections)) for name, op in closed.operations.items()
         }

@@ -333,7 +333,7 @@ def key_fields(op: Operation, contract: Contract) -> tuple[KeyField, ...]:
     tested with ``not in`` (under an even number of negations) wants a fresh key; one tested with
     ``in``, or used to index a collection in a clause, a live one; a field that only keys an
     effect's target (an upsert) counts as fresh."""
-    collections = {name for name, var in contract.state.items() if var.collection}
+    collections = contract.collections()
     relation: dict[str, tuple[str, bool]] = {}
 
     def note(field: str | None, collection: str, fresh: bool) -> None:

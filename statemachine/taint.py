@@ -244,7 +244,7 @@ class _Taint(_Untracked):
     collections, and record fields (in every record of a collection, or per key)."""
 
     def __init__(self, contract: Contract) -> None:
-        self.collections = frozenset(name for name, var in contract.state.items() if var.collection)
+        self.collections = contract.collections()
         self.scalars: set[str] = set()
         self.keys: set[str] = set()  # collections whose key set is tainted
         self.every: dict[str, _Fields] = {}  # per collection: fields tainted in every record
