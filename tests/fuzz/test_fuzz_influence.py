@@ -178,6 +178,15 @@ def _met(contract: Contract, calls: Sequence[tuple[str, Any]]) -> set[str]:
     return {influence.name(g) for g in everything - set(coverage.pending())}
 
 
+def _reached(contract: Contract, calls: Sequence[tuple[str, Any]]) -> Any:
+    """The model's state after ``calls``, each accepted."""
+    machine = Machine(contract)
+    state = machine.initial_state()
+    for name, value in calls:
+        state = machine.apply(state, contract.operations[name], value)
+    return state
+
+
 def test_the_goals_are_read_off_the_writes_and_the_requires_that_read_them() -> None:
     contract, _ = _club()
     assert {influence.name(g) for g in influence.goals(contract)} == EXPECTED
@@ -278,11 +287,7 @@ def test_the_planner_relays_to_the_far_read_from_a_state_the_search_reached() ->
         ("link", {"hub": "a", "to": "b"}),
         ("link", {"hub": "b", "to": "c"}),
     ]
-    machine = Machine(courier)
-    state = machine.initial_state()
-    for name, value in calls:
-        state = machine.apply(state, courier.operations[name], value)
-    (route,) = relay(courier, [(calls, state)], [goal], effort=3_000_000)
+    (route,) = relay(courier, [(calls, _reached(courier, calls))], [goal], effort=3_000_000)
     assert route.recorded == len(calls) and route.operations[len(calls) :] == ("link", "send")
     assert influence.name(goal) in _met(courier, list(zip(route.operations, route.inputs, strict=True)))
 
@@ -473,11 +478,7 @@ def test_the_relay_plans_the_write_and_the_read_of_one_read_goal() -> None:
     model agrees the route meets it."""
     contract, _ = _rack()
     calls = [("add", {"box": "a", "room": "r"}), ("add", {"box": "b", "room": "s"}), ("power", {"box": "b"})]
-    machine = Machine(contract)
-    state = machine.initial_state()
-    for name, value in calls:
-        state = machine.apply(state, contract.operations[name], value)
     goal = ("power", None, influence.Write("move", "boxes", "room", read=(2, 1)))
-    (route,) = relay(contract, [(calls, state)], [goal], effort=3_000_000, depth=2)
+    (route,) = relay(contract, [(calls, _reached(contract, calls))], [goal], effort=3_000_000, depth=2)
     assert route.recorded == len(calls) and route.operations[len(calls) :] == ("move", "power")
     assert influence.name(goal) in _met(contract, list(zip(route.operations, route.inputs, strict=True)))
