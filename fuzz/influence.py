@@ -129,6 +129,29 @@ def goals(contract: Contract) -> list[Goal]:
     return out
 
 
+def kept(contract: Contract, goal: Goal) -> bool:
+    """Whether ``goal`` is on a read an implementation is apt to keep as a copy of its own rather
+    than read afresh: a count, sum or quantifier over the collection (``sum(1 for x in parcels
+    if ...)``, ``len(hubs[h].shelf)``: kept as a counter that every writer must update, where a
+    parcel sent again is not counted) or a reference followed twice (``Write.read``: the quota of
+    the project a VM was made in). The relay asks these first: it is asked for more goals than
+    its effort meets, and these are where most stale reads are."""
+    reader, j, write = goal
+    if write.read is not None:
+        return True
+    op = contract.operations[reader]
+    clauses = op.requires if j is None else (op.requires[j],)
+    place = (write.var, write.field)
+    collections = contract.collections()
+    return any(
+        _place(inner, collections, contract.state) == place
+        for clause in clauses
+        for node in ir.walk(clause.expr)
+        if isinstance(node, ir.Quant) or (isinstance(node, ir.Call) and node.func == "len")
+        for inner in ir.walk(node)
+    )
+
+
 def _followed(
     expr: ir.Expr, collections: Collection[str], variables: Collection[str]
 ) -> dict[Place, list[int]]:

@@ -325,9 +325,10 @@ def plan_apart(
     goes to deeper routes. Raises what ``plan`` raised.
 
     With ``then``, the goals it gives once ``goals`` are planned up to their stepping stones (the
-    influence goals the search has not met by then) are relayed next, before ``goals`` are; then
-    ``goals`` are planned past the stones, and the goals of ``then`` stepwise, each phase with
-    the effort its kind has."""
+    influence goals the search has not met by then) are relayed next, those on a read apt to be
+    kept as a copy (``influence.kept``) before ``goals`` are and the others after; then ``goals``
+    are planned past the stones, and the goals of ``then`` stepwise, each phase with the effort
+    its kind has."""
     wanted = list(goals)
     met: list[Goal | None] = []
 
@@ -377,8 +378,14 @@ def plan_apart(
     # the goals of ``then`` wait for the stones only, not for the deep plans
     planned(wanted, "stones")
     later = list(then())
-    relayed(later)
+    # one relay's effort meets few of the influence goals asked all at once: those on a read an
+    # implementation is apt to keep a copy of are asked first, the others after the outcomes
+    kept: list[Goal] = [
+        g for g in later if len(g) == 3 and isinstance(g[2], Write) and influence.kept(contract, g)
+    ]
+    relayed(kept)
     relayed(wanted)
+    relayed([goal for goal in later if goal not in kept])
     planned(wanted, "deep")
     planned(later)
 

@@ -482,3 +482,34 @@ def test_the_relay_plans_the_write_and_the_read_of_one_read_goal() -> None:
     (route,) = relay(contract, [(calls, _reached(contract, calls))], [goal], effort=3_000_000, depth=2)
     assert route.recorded == len(calls) and route.operations[len(calls) :] == ("move", "power")
     assert influence.name(goal) in _met(contract, list(zip(route.operations, route.inputs, strict=True)))
+
+
+def test_the_reads_kept_as_copies_are_the_counts_and_the_references_followed_twice() -> None:
+    """``influence.kept``: the relay asks first for the goals on a count, a length or a
+    quantifier over the written collection (a counter an implementation keeps, which every
+    writer must update) and on one read of a reference followed twice; a plain read of the
+    field is asked later."""
+    impls = Path(__file__).resolve().parent / "impls"
+    courier = envfactory.load(impls / "courier.yaml")
+    by_name = {influence.name(g): g for g in influence.goals(courier)}
+    kept = {name for name, goal in by_name.items() if influence.kept(courier, goal)}
+    # ``sum(1 for x in parcels if ... parcels[x].status == "transit") < 2``: a parcel sent again
+    assert "send: requires 8 fails, by parcels[...].status as resend changed it" in kept
+    assert "send: accepted, by parcels[...].status as giveBack changed it" in kept
+    # ``len(hubs[input.hub].shelf) < hubs[input.hub].cap``
+    assert "send: requires 7 fails, by hubs[...].shelf as attempt changed it" in kept
+    # a plain read: the credit, the status of the parcel named
+    assert "send: requires 9 fails, by customers[...].credit as giveBack changed it" in by_name
+    assert "send: requires 9 fails, by customers[...].credit as giveBack changed it" not in kept
+    assert "attempt: requires 2 fails, by parcels[...].status as resend changed it" in by_name
+    assert "attempt: requires 2 fails, by parcels[...].status as resend changed it" not in kept
+    # the rack's power follows the box's room twice: its goals of one read are kept, the goal
+    # on both reads at once is not
+    rack, _ = _rack()
+    rack_kept = {influence.name(g) for g in influence.goals(rack) if influence.kept(rack, g)}
+    assert rack_kept == {
+        MOVED.format(what) + ONE_READ.format(k) for what in ("accepted", "requires 3 fails") for k in (1, 2)
+    }
+    # the club has neither
+    club, _ = _club()
+    assert not any(influence.kept(club, g) for g in influence.goals(club))
