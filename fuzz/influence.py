@@ -131,25 +131,30 @@ def goals(contract: Contract) -> list[Goal]:
 
 def kept(contract: Contract, goal: Goal) -> bool:
     """Whether ``goal`` is on a read an implementation is apt to keep as a copy of its own rather
-    than read afresh: a count, sum or quantifier over the collection (``sum(1 for x in parcels
-    if ...)``, ``len(hubs[h].shelf)``: kept as a counter that every writer must update, where a
-    parcel sent again is not counted) or a reference followed twice (``Write.read``: the quota of
-    the project a VM was made in). The relay asks these first: it is asked for more goals than
-    its effort meets, and these are where most stale reads are."""
+    than read afresh: a read inside a count, sum, quantifier or length (``sum(1 for x in parcels
+    if parcels[x].status == "transit")``: kept as a counter that every writer of the status must
+    update, where a parcel sent again is not counted; ``len(hubs[hubs[h].next].shelf)``: the room
+    on the next hub, kept per route), or one read of a reference followed twice (``Write.read``:
+    the quota of the project a VM was made in). The relay asks these first: it is asked for more
+    goals than its effort meets, and these are where most stale reads are."""
     reader, j, write = goal
     if write.read is not None:
         return True
     op = contract.operations[reader]
     clauses = op.requires if j is None else (op.requires[j],)
-    place = (write.var, write.field)
+    return any((write.var, write.field) in _aggregated(clause.expr, contract) for clause in clauses)
+
+
+def _aggregated(expr: ir.Expr, contract: Contract) -> set[Place]:
+    """The places (``_place``) ``expr`` reads inside a count, sum or quantifier, or a ``len``."""
     collections = contract.collections()
-    return any(
-        _place(inner, collections, contract.state) == place
-        for clause in clauses
-        for node in ir.walk(clause.expr)
+    return {
+        place
+        for node in ir.walk(expr)
         if isinstance(node, ir.Quant) or (isinstance(node, ir.Call) and node.func == "len")
         for inner in ir.walk(node)
-    )
+        if (place := _place(inner, collections, contract.state)) is not None
+    }
 
 
 def _followed(
