@@ -20,6 +20,7 @@ every draw the model rejects is sent as well (the call just past a limit is such
 from __future__ import annotations
 
 import bisect
+import itertools
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -108,6 +109,10 @@ through the operation's effects no call took yet (``Case.valid``)."""
 AIM_ODDS = 4
 """One step in this many, where a live key makes a way through an operation's effects that no
 call took yet (``Session.aims``), calls that operation on that key (``Case._aimed``)."""
+TURN_TRIES = 8
+"""Draws of an inserted change that looks for one that turns a later call (``Case._change``)."""
+TURN_LOOKAHEAD = 12
+"""Calls of a replay after an inserted change the model judges for one it turns (``Case._turns``)."""
 USE_ODDS = 3
 """After a call changed a field of a record, the next step calls an operation whose requires or
 effects read that field one time in this many (``Case.unused``)."""
@@ -769,11 +774,11 @@ class Case:
         for index, (name, value) in enumerate(entry):
             if index == at and src is not None:
                 self.reading = False
-                self.insert(plans, src, [name for name, _ in entry[index:]])
+                self.insert(plans, src, entry[index:])
             op = ops[name]
             expect = oracle.judge(session.model, self.state, op, value)
             if not expect.accepted:
-                if at is not None and index > at and session.mode == "adversarial":
+                if at is not None and index >= at and session.mode == "adversarial":
                     self.probes += 1
                     self.send(op, value, expect)
                 break
@@ -911,35 +916,61 @@ class Case:
         self.live_again(plans, *lived[-1 - src.index(len(lived))], twin=True)
         return True
 
-    def insert(self, plans: list[OpPlan], src: Source, later: Sequence[str] = ()) -> None:
+    def insert(self, plans: list[OpPlan], src: Source, later: Sequence[tuple[str, Any]] = ()) -> None:
         """One valid call of an operation the state may enable (``insertion``); one time in
         two, where there is one, of an operation that changes a record field that one of the
-        ``later`` operations reads (a member's role, set between the add and the move that asks
-        who may move): the change a replay's calls were not made around."""
+        ``later`` calls (the replay's, with their inputs; None where drawn) reads (a member's
+        role, set between the add and the move that asks who may move): the change a replay's
+        calls were not made around."""
         enabled = [p for p in plans if p.steer.possible(self.state)] or plans
-        changers = self._changers(enabled, later)
-        if changers and src.boolean() and self._change(changers[src.index(len(changers))], src):
+        changers = self._changers(enabled, [name for name, _ in later])
+        if changers and src.boolean() and self._change(changers[src.index(len(changers))], src, later):
             return
         plan = enabled[src.index(len(enabled))]
         self.previous = plan
         self.valid(plan, src)
 
-    def _change(self, plan: OpPlan, src: Source) -> bool:
+    def _change(self, plan: OpPlan, src: Source, later: Sequence[tuple[str, Any]] = ()) -> bool:
         """Send a call of ``plan`` that the model accepts and that changes a field it writes of
         a record that exists (a role set to the one the member holds changes nothing), within
-        ``TRIES`` draws; whether one was sent."""
+        ``TRIES`` draws (``TURN_TRIES`` where ``later`` calls with their inputs follow, the first
+        ``TURN_LOOKAHEAD`` up to one drawn); whether one was sent. Of those draws, the first that
+        turns one of those calls (``_turns``) goes first: the role set on the one membership the
+        move asks about, to the role that refuses it, where a draw names any membership and any
+        role. The call it turned is sent next, refused (``resume``, ``follow``)."""
         model = self.session.model
         writes = _record_writes(plan.op)
-        for _ in range(TRIES):
+        ahead = list(itertools.takewhile(lambda call: call[1] is not None, later[:TURN_LOOKAHEAD]))
+        changing: tuple[Any, oracle.Expectation] | None = None
+        for _ in range(TURN_TRIES if ahead else TRIES):
             value = self.draw(plan, src, breaking=False)
             expect = oracle.judge(model, self.state, plan.op, value)
             if not expect.accepted or expect.post is None:
                 continue
             post = expect.post
-            if any(_field_changed(self.state.get(c), post.get(c), field) for c, field in writes):
-                self.previous = plan
-                self.send(plan.op, value, expect)
-                return True
+            if not any(_field_changed(self.state.get(c), post.get(c), field) for c, field in writes):
+                continue
+            if not ahead or self._turns(post, ahead):
+                changing = (value, expect)
+                break
+            changing = changing or (value, expect)
+        if changing is None:
+            return False
+        self.previous = plan
+        self.send(plan.op, *changing)
+        return True
+
+    def _turns(self, state: FrozenMap, later: Sequence[tuple[str, Any]]) -> bool:
+        """Whether one of the ``later`` calls is refused by a requires from ``state`` on: the
+        model accepted each where the replay was made, so the inserted call decides it."""
+        ops = self.session.contract.operations
+        for name, value in later:
+            expect = oracle.judge(self.session.model, state, ops[name], value)
+            if not expect.accepted:
+                return expect.kind == "precondition"
+            if expect.post is None:
+                return False
+            state = expect.post
         return False
 
     def _changers(self, enabled: list[OpPlan], later: Sequence[str]) -> list[OpPlan]:
@@ -979,12 +1010,12 @@ class Case:
             if index < route.recorded:
                 continue
             if index == at:
-                self.insert(plans, src, route.operations[index:])
+                self.insert(plans, src, list(zip(route.operations, inputs, strict=True))[index:])
             plan = by_name[name]
             self.reading = index == last  # the call that reached the goal: read it back
             if value is not None:
                 expect = oracle.judge(self.session.model, self.state, plan.op, value)
-                wanted = (index == last and route.refused) or (at is not None and index > at)
+                wanted = (index == last and route.refused) or (at is not None and index >= at)
                 if expect.accepted or (
                     wanted and self.session.mode == "adversarial" and expect.kind == "precondition"
                 ):

@@ -88,3 +88,28 @@ def test_in_valid_mode_a_call_an_insertion_turned_is_not_sent(roles: Contract) -
     runs = _followed(roles, "valid")
     assert any(run[1][0] == "demote" for run in runs if len(run) > 1)
     assert all(status == 200 for run in runs for _, _, status in run)
+
+
+def test_an_inserted_change_is_drawn_to_turn_the_calls_after_it(roles: Contract) -> None:
+    """Two admins joined, then u acts: a demotion inserted before the act is drawn for u, the one
+    user the act asks about, whenever one of its draws names u (a draw names u or w, the newest
+    more often), and the act it turned is sent right after it, refused."""
+    entry = [
+        ("join", {"user": "u", "role": "admin"}),
+        ("join", {"user": "w", "role": "admin"}),
+        ("act", {"user": "u"}),
+    ]
+    demoted: list[list[tuple[str, object, int | None]]] = []
+    for seed in range(CASES // 4):
+        session = Session(roles, open_target("sim", roles), mode="adversarial", time_budget=None)
+        case = Case(session)
+        case.resume(plans(session), entry, 2, Seeded(seed))
+        run = [(step.tool, step.input, step.status) for step in case.steps]
+        assert run[:2] == [(name, value, 200) for name, value in entry[:2]]
+        if run[2][0] == "demote":
+            demoted.append(run[2:])
+    assert len(demoted) > CASES // 16  # one insertion in two is a change of what a later call reads
+    turned = [run for run in demoted if run[0] == ("demote", {"user": "u"}, 200)]
+    assert all(run[1:] == [("act", {"user": "u"}, 403)] for run in turned)
+    assert all(run[1:] == [("act", {"user": "u"}, 200)] for run in demoted if run not in turned)
+    assert len(turned) >= 0.8 * len(demoted)

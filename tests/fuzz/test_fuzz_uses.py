@@ -140,7 +140,7 @@ def test_a_call_inserted_into_a_replay_changes_what_a_later_call_reads() -> None
             case.send(ops["addStudent"], {"name": "t"})
             case.send(ops["freeze"], {"name": "t"})
             before = case.state
-            case.insert(ours, Seeded(seed), later)
+            case.insert(ours, Seeded(seed), [(name, None) for name in later])
             changed += _changed(before, case.state, read)
         share[bool(later)] = changed / 200
     assert share[True] >= 0.5 and share[True] > 1.5 * share[False], share
