@@ -110,9 +110,12 @@ AIM_ODDS = 4
 """One step in this many, where a live key makes a way through an operation's effects that no
 call took yet (``Session.aims``), calls that operation on that key (``Case._aimed``)."""
 TURN_TRIES = 8
-"""Draws of an inserted change that looks for one that turns a later call (``Case._change``)."""
-TURN_LOOKAHEAD = 12
-"""Calls of a replay after an inserted change the model judges for one it turns (``Case._turns``)."""
+"""Draws of an inserted change that looks for one that turns the replay's last call
+(``Case._change``)."""
+TURN_LOOKAHEAD = 24
+"""Calls of a replay after an inserted change the model judges (``Case._after``)."""
+TURNS_LAST, KEPT, CUT = range(3)
+"""How an inserted change leaves the replay's later calls (``Case._after``), the best first."""
 USE_ODDS = 3
 """After a call changed a field of a record, the next step calls an operation whose requires or
 effects read that field one time in this many (``Case.unused``)."""
@@ -933,15 +936,20 @@ class Case:
     def _change(self, plan: OpPlan, src: Source, later: Sequence[tuple[str, Any]] = ()) -> bool:
         """Send a call of ``plan`` that the model accepts and that changes a field it writes of
         a record that exists (a role set to the one the member holds changes nothing), within
-        ``TRIES`` draws (``TURN_TRIES`` where ``later`` calls with their inputs follow, the first
-        ``TURN_LOOKAHEAD`` up to one drawn); whether one was sent. Of those draws, the first that
-        turns one of those calls (``_turns``) goes first: the role set on the one membership the
-        move asks about, to the role that refuses it, where a draw names any membership and any
-        role. The call it turned is sent next, refused (``resume``, ``follow``)."""
+        ``TRIES`` draws (``TURN_TRIES`` where ``later`` calls with their inputs follow); whether
+        one was sent.
+
+        Of those draws, the model judges the ``later`` calls after each (``_after``), and the
+        first that turns the last of them (refused by a requires, the others accepted) goes
+        first: the role set on the one membership the move asks about, to the role that refuses
+        it, where a draw names any membership and any role; the move is sent next, refused
+        (``resume``, ``follow``). Else the first that keeps them all accepted: a draw that
+        refuses one in the middle cuts the replay short of the depth it was for."""
         model = self.session.model
         writes = _record_writes(plan.op)
         ahead = list(itertools.takewhile(lambda call: call[1] is not None, later[:TURN_LOOKAHEAD]))
-        changing: tuple[Any, oracle.Expectation] | None = None
+        whole = len(ahead) == len(later)
+        best: tuple[int, Any, oracle.Expectation] | None = None
         for _ in range(TURN_TRIES if ahead else TRIES):
             value = self.draw(plan, src, breaking=False)
             expect = oracle.judge(model, self.state, plan.op, value)
@@ -950,28 +958,31 @@ class Case:
             post = expect.post
             if not any(_field_changed(self.state.get(c), post.get(c), field) for c, field in writes):
                 continue
-            if not ahead or self._turns(post, ahead):
-                changing = (value, expect)
+            rank = self._after(post, ahead, whole) if ahead else KEPT
+            if best is None or rank < best[0]:
+                best = (rank, value, expect)
+            if rank == TURNS_LAST or not ahead:
                 break
-            changing = changing or (value, expect)
-        if changing is None:
+        if best is None:
             return False
         self.previous = plan
-        self.send(plan.op, *changing)
+        self.send(plan.op, best[1], best[2])
         return True
 
-    def _turns(self, state: FrozenMap, later: Sequence[tuple[str, Any]]) -> bool:
-        """Whether one of the ``later`` calls is refused by a requires from ``state`` on: the
-        model accepted each where the replay was made, so the inserted call decides it."""
+    def _after(self, state: FrozenMap, later: Sequence[tuple[str, Any]], whole: bool) -> int:
+        """How the ``later`` calls go from ``state`` on (``whole``: they are the last of the
+        replay): ``TURNS_LAST`` where the last is refused by a requires and the others are
+        accepted, ``KEPT`` where all are, ``CUT`` where one before the last is refused."""
         ops = self.session.contract.operations
-        for name, value in later:
+        for index, (name, value) in enumerate(later):
             expect = oracle.judge(self.session.model, state, ops[name], value)
             if not expect.accepted:
-                return expect.kind == "precondition"
+                last = whole and index == len(later) - 1
+                return TURNS_LAST if last and expect.kind == "precondition" else CUT
             if expect.post is None:
-                return False
+                return KEPT
             state = expect.post
-        return False
+        return KEPT
 
     def _changers(self, enabled: list[OpPlan], later: Sequence[str]) -> list[OpPlan]:
         """Those of ``enabled`` that write a record field one of the ``later`` operations reads
