@@ -19,19 +19,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from fuzz_impl_check import is_int, is_str, need
+from fuzz_impl_check import ABSENT, is_int, is_str, need, option
 
-_ABSENT: Any = object()
 FUNDS = 10
 LIVE = 3
 EXTENSIONS = 2
 HOLDING = ("live", "closed")
-
-
-def _option(value: Any, low: int, high: int, default: int) -> int:
-    """An optional integer input: absent reads as ``default``; anything else must be in range."""
-    need(value is _ABSENT or (is_int(value) and low <= value <= high), 422)
-    return default if value is _ABSENT else int(value)
 
 
 class Auction:
@@ -65,9 +58,9 @@ class Auction:
 
     # -- users -----------------------------------------------------------------------------------
 
-    def join(self, name: Any, funds: Any = _ABSENT) -> None:
+    def join(self, name: Any, funds: Any = ABSENT) -> None:
         need(is_str(name) and 1 <= len(name) <= 4, 422)
-        amount = _option(funds, 0, 30, FUNDS)
+        amount = option(funds, 0, 30, FUNDS)
         need(name not in self.users, 409)
         self.users[name] = {"funds": amount, "won": 0}
         self.live[name] = 0
@@ -85,10 +78,10 @@ class Auction:
 
     # -- lots ------------------------------------------------------------------------------------
 
-    def create(self, lot: Any, seller: Any, reserve: Any = _ABSENT, step: Any = _ABSENT) -> None:
+    def create(self, lot: Any, seller: Any, reserve: Any = ABSENT, step: Any = ABSENT) -> None:
         need(is_str(lot) and 1 <= len(lot) <= 4 and is_str(seller), 422)
-        floor = _option(reserve, 1, 9, 1)
-        raise_by = _option(step, 1, 5, 1)
+        floor = option(reserve, 1, 9, 1)
+        raise_by = option(step, 1, 5, 1)
         need(seller in self.users, 404)
         need(lot not in self.lots, 409)
         self.lots[lot] = {
@@ -110,9 +103,9 @@ class Auction:
         self.bidders[lot] = []
         self.locks[lot] = {}
 
-    def open(self, lot: Any, rounds: Any = _ABSENT) -> dict[str, Any]:
+    def open(self, lot: Any, rounds: Any = ABSENT) -> dict[str, Any]:
         need(is_str(lot), 422)
-        length = _option(rounds, 1, 3, 2)
+        length = option(rounds, 1, 3, 2)
         record = self._lot(lot)
         need(record["status"] == "draft", 409)
         need(self.live[record["seller"]] < LIVE, 429)
@@ -184,8 +177,8 @@ class Auction:
 
     # -- the clock and the hammer ----------------------------------------------------------------
 
-    def tick(self, rounds: Any = _ABSENT) -> dict[str, Any]:
-        self.clock += _option(rounds, 1, 3, 1)
+    def tick(self, rounds: Any = ABSENT) -> dict[str, Any]:
+        self.clock += option(rounds, 1, 3, 1)
         return {"clock": self.clock}
 
     def close(self, lot: Any) -> dict[str, Any]:

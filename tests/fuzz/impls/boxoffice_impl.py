@@ -23,21 +23,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from fuzz_impl_check import is_int, is_str, need
+from fuzz_impl_check import ABSENT, is_int, is_str, need, option
 
-_ABSENT: Any = object()
 CREDIT, PRICE, CAPACITY = 10, 2, 2
 HOLD = 4  # seats a customer holds at most, over every show not closed
 WAIT = 2  # a waitlist's length at most
 LIVE = 3  # bookings the box office holds at most
 PASS = 2  # tickets a customer passes on at most
 MOVES = {("scheduled", "onsale"), ("onsale", "closed"), ("scheduled", "cancelled"), ("onsale", "cancelled")}
-
-
-def _option(value: Any, low: int, high: int, default: int) -> int:
-    """An optional integer input: absent reads as ``default``; anything else must be in range."""
-    need(value is _ABSENT or (is_int(value) and low <= value <= high), 422)
-    return default if value is _ABSENT else int(value)
 
 
 def _name(value: Any) -> bool:
@@ -79,9 +72,9 @@ class BoxOffice:
 
     # -- customers -------------------------------------------------------------------------------
 
-    def signup(self, name: Any, credit: Any = _ABSENT) -> None:
+    def signup(self, name: Any, credit: Any = ABSENT) -> None:
         need(_name(name), 422)
-        amount = _option(credit, 0, 20, CREDIT)
+        amount = option(credit, 0, 20, CREDIT)
         need(name not in self.customers, 409)
         self.customers[name] = {"credit": amount}
         self.held[name] = 0
@@ -99,10 +92,10 @@ class BoxOffice:
 
     # -- shows -----------------------------------------------------------------------------------
 
-    def addShow(self, show: Any, price: Any = _ABSENT, capacity: Any = _ABSENT) -> None:
+    def addShow(self, show: Any, price: Any = ABSENT, capacity: Any = ABSENT) -> None:
         need(_name(show), 422)
-        cost = _option(price, 1, 5, PRICE)
-        size = _option(capacity, 1, 4, CAPACITY)
+        cost = option(price, 1, 5, PRICE)
+        size = option(capacity, 1, 4, CAPACITY)
         need(show not in self.shows, 409)
         self.shows[show] = {"status": "scheduled", "price": cost, "capacity": size, "sold": 0, "waitlist": []}
 

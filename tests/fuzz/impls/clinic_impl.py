@@ -18,9 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from fuzz_impl_check import is_int, is_str, need
+from fuzz_impl_check import ABSENT, is_int, is_str, need
 
-_ABSENT: Any = object()
 BEDS = 2
 MOVES = 4
 STAYS = 2
@@ -28,7 +27,7 @@ STAYS = 2
 
 def _flag(value: Any) -> bool:
     """An optional boolean input: absent reads as false; anything else must be a boolean."""
-    need(value is _ABSENT or type(value) is bool, 422)
+    need(value is ABSENT or type(value) is bool, 422)
     return value is True
 
 
@@ -61,7 +60,7 @@ class Clinic:
 
     # -- doctors ---------------------------------------------------------------------------------
 
-    def addDoctor(self, name: Any, cap: Any, senior: Any = _ABSENT) -> None:
+    def addDoctor(self, name: Any, cap: Any, senior: Any = ABSENT) -> None:
         need(is_str(name) and 1 <= len(name) <= 4 and is_int(cap) and 1 <= cap <= 3, 422)
         is_senior = _flag(senior)
         need(name not in self.doctors, 409)
@@ -81,7 +80,7 @@ class Clinic:
 
     # -- patients --------------------------------------------------------------------------------
 
-    def register(self, name: Any, urgent: Any = _ABSENT) -> None:
+    def register(self, name: Any, urgent: Any = ABSENT) -> None:
         need(is_str(name) and 1 <= len(name) <= 4, 422)
         is_urgent = _flag(urgent)
         need(name not in self.patients, 409)

@@ -22,9 +22,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from fuzz_impl_check import is_int, is_str, need
+from fuzz_impl_check import ABSENT, is_int, is_str, need, option
 
-_ABSENT: Any = object()
 QUOTA = 4  # a project's vCPUs without `quota`
 VCPUS = 1  # a VM's without `vcpus`
 ROTATIONS = 3  # per membership
@@ -35,12 +34,6 @@ MANAGERS = ("owner", "admin")
 
 def _name(value: Any) -> bool:
     return is_str(value) and 1 <= len(value) <= 3
-
-
-def _option(value: Any, low: int, high: int, default: int) -> int:
-    """An optional integer input: absent reads as ``default``; anything else must be in range."""
-    need(value is _ABSENT or (is_int(value) and low <= value <= high), 422)
-    return default if value is _ABSENT else int(value)
 
 
 class Cloud:
@@ -91,9 +84,9 @@ class Cloud:
 
     # -- projects --------------------------------------------------------------------------------
 
-    def createProject(self, project: Any, owner: Any, quota: Any = _ABSENT) -> dict[str, Any]:
+    def createProject(self, project: Any, owner: Any, quota: Any = ABSENT) -> dict[str, Any]:
         need(_name(project) and _name(owner), 422)
-        limit = _option(quota, 4, 8, QUOTA)
+        limit = option(quota, 4, 8, QUOTA)
         need(project not in self.projects, 409)
         need(all(r["owner"] != owner for r in self.projects.values()), 429)
         self.projects[project] = {"owner": owner, "quota": limit, "held": 0}
@@ -118,10 +111,10 @@ class Cloud:
 
     # -- members ---------------------------------------------------------------------------------
 
-    def addMember(self, project: Any, actor: Any, user: Any, role: Any = _ABSENT) -> dict[str, Any]:
+    def addMember(self, project: Any, actor: Any, user: Any, role: Any = ABSENT) -> dict[str, Any]:
         need(_name(project) and _name(actor) and _name(user), 422)
-        need(role is _ABSENT or role in ROLES, 422)
-        given = "viewer" if role is _ABSENT else role
+        need(role is ABSENT or role in ROLES, 422)
+        given = "viewer" if role is ABSENT else role
         self._project(project)
         mine = self._role(project, actor)
         need(mine == "owner" or (mine == "admin" and given == "viewer"), 403)
@@ -162,9 +155,9 @@ class Cloud:
 
     # -- VMs -------------------------------------------------------------------------------------
 
-    def createVm(self, project: Any, actor: Any, vm: Any, vcpus: Any = _ABSENT) -> dict[str, Any]:
+    def createVm(self, project: Any, actor: Any, vm: Any, vcpus: Any = ABSENT) -> dict[str, Any]:
         need(_name(project) and _name(actor) and _name(vm), 422)
-        size = _option(vcpus, 1, 2, VCPUS)
+        size = option(vcpus, 1, 2, VCPUS)
         record = self._project(project)
         need(self._manages(project, actor), 403)
         need(vm not in self.vms, 409)
@@ -223,9 +216,9 @@ class Cloud:
         """The project stores three snapshots at most, over all its VMs."""
         return self._storage(record["project"]) < STORAGE
 
-    def moveVm(self, vm: Any, actor: Any, target: Any, start: Any = _ABSENT) -> dict[str, Any]:
+    def moveVm(self, vm: Any, actor: Any, target: Any, start: Any = ABSENT) -> dict[str, Any]:
         need(_name(vm) and _name(actor) and _name(target), 422)
-        need(start is _ABSENT or type(start) is bool, 422)
+        need(start is ABSENT or type(start) is bool, 422)
         go = start is True
         record = self._vm(vm)
         need(target in self.projects, 404)

@@ -23,18 +23,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from fuzz_impl_check import is_int, is_str, need
+from fuzz_impl_check import ABSENT, is_int, is_str, need, option
 
-_ABSENT: Any = object()
 CREDIT = 6
 CAP, RATE, TRIES = 2, 2, 2
 ON_THE_WAY = 2
-
-
-def _option(value: Any, low: int, high: int, default: int) -> int:
-    """An optional integer input: absent reads as ``default``; anything else must be in range."""
-    need(value is _ABSENT or (is_int(value) and low <= value <= high), 422)
-    return default if value is _ABSENT else int(value)
 
 
 def _name(value: Any) -> bool:
@@ -75,18 +68,18 @@ class Courier:
 
     # -- customers and hubs ----------------------------------------------------------------------
 
-    def signup(self, name: Any, credit: Any = _ABSENT) -> None:
+    def signup(self, name: Any, credit: Any = ABSENT) -> None:
         need(_name(name), 422)
-        amount = _option(credit, 0, 9, CREDIT)
+        amount = option(credit, 0, 9, CREDIT)
         need(name not in self.customers, 409)
         self.customers[name] = {"credit": amount}
         self.live[name] = 0
 
-    def addHub(self, name: Any, cap: Any = _ABSENT, rate: Any = _ABSENT, tries: Any = _ABSENT) -> None:
+    def addHub(self, name: Any, cap: Any = ABSENT, rate: Any = ABSENT, tries: Any = ABSENT) -> None:
         need(_name(name), 422)
-        size = _option(cap, 1, 3, CAP)
-        fee = _option(rate, 1, 5, RATE)
-        attempts = _option(tries, 1, 3, TRIES)
+        size = option(cap, 1, 3, CAP)
+        fee = option(rate, 1, 5, RATE)
+        attempts = option(tries, 1, 3, TRIES)
         need(name not in self.hubs, 409)
         self.hubs[name] = {"cap": size, "rate": fee, "tries": attempts, "next": "", "shelf": []}
         self.stock[name] = 0
@@ -98,12 +91,12 @@ class Courier:
 
     # -- routes ----------------------------------------------------------------------------------
 
-    def link(self, hub: Any, to: Any = _ABSENT) -> None:
-        need(is_str(hub) and (to is _ABSENT or is_str(to)), 422)
+    def link(self, hub: Any, to: Any = ABSENT) -> None:
+        need(is_str(hub) and (to is ABSENT or is_str(to)), 422)
         record = self._hub(hub)
-        need(to is _ABSENT or to in self.hubs, 404)
+        need(to is ABSENT or to in self.hubs, 404)
         need(to != hub, 422)
-        if to is _ABSENT:
+        if to is ABSENT:
             self._unlink(hub)
             return
         record["next"] = to
@@ -216,15 +209,15 @@ class Courier:
         """A parcel given back refunds what its sender paid for the round."""
         return int(record["fee"])
 
-    def resend(self, parcel: Any, to: Any = _ABSENT) -> dict[str, Any]:
-        need(is_str(parcel) and (to is _ABSENT or is_str(to)), 422)
+    def resend(self, parcel: Any, to: Any = ABSENT) -> dict[str, Any]:
+        need(is_str(parcel) and (to is ABSENT or is_str(to)), 422)
         record = self._parcel(parcel)
-        need(to is _ABSENT or to in self.hubs, 404)
+        need(to is ABSENT or to in self.hubs, 404)
         need(record["status"] == "returned", 409)
         origin = record["origin"]
         need(to != origin, 422)
-        target = record["to"] if to is _ABSENT else to
-        need(self._routed(origin, target, to is not _ABSENT), 424)
+        target = record["to"] if to is ABSENT else to
+        need(self._routed(origin, target, to is not ABSENT), 424)
         need(self._has_room(origin), 423)
         sender = record["sender"]
         need(self.live[sender] < ON_THE_WAY, 429)

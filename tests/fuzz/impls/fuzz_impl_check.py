@@ -27,6 +27,16 @@ def is_str(value: Any) -> bool:
     return type(value) is str
 
 
+ABSENT: Any = object()
+"""The default of an optional input: told apart from any value a call may send."""
+
+
+def option(value: Any, low: int, high: int, default: int) -> int:
+    """An optional integer input: absent reads as ``default``; anything else must be in range."""
+    need(value is ABSENT or (is_int(value) and low <= value <= high), 422)
+    return default if value is ABSENT else int(value)
+
+
 def answers(obj: Any, trace: list[tuple[str, dict[str, Any]]]) -> list[Any]:
     """What ``obj`` answers to each call of ``trace``: the return value, or the error status."""
     out: list[Any] = []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fuzz_impl_check import ApiError, is_int, is_str, need
+from fuzz_impl_check import ABSENT, ApiError, is_int, is_str, need
 
 TAGS = ("dog", "cat", "bird")
 
@@ -17,11 +17,8 @@ def _pet_ok(id: Any, name: Any, price: Any, tag: Any) -> bool:
         and len(name) >= 1
         and is_int(price)
         and 0 <= price <= 1000
-        and (tag is _ABSENT or (is_str(tag) and tag in TAGS))
+        and (tag is ABSENT or (is_str(tag) and tag in TAGS))
     )
-
-
-_ABSENT: Any = object()
 
 
 class PetStore:
@@ -39,12 +36,12 @@ class PetStore:
         need(self.user is not None, 401, "not logged in")
         self.user = None
 
-    def addPet(self, id: Any, name: Any, price: Any, tag: Any = _ABSENT) -> dict[str, Any]:
+    def addPet(self, id: Any, name: Any, price: Any, tag: Any = ABSENT) -> dict[str, Any]:
         need(_pet_ok(id, name, price, tag), 422)
         need(self.user is not None, 401, "not logged in")
         need(id not in self.pets, 409, "pet exists")
         pet = {"id": id, "name": name, "price": price}
-        if tag is not _ABSENT:
+        if tag is not ABSENT:
             pet["tag"] = tag
         self.pets[id] = pet
         return dict(pet)
@@ -108,7 +105,7 @@ class WrongStatusStore(PetStore):
 class CrashingStore(PetStore):
     """Planted bug: a pet name outside ASCII crashes the name index."""
 
-    def addPet(self, id: Any, name: Any, price: Any, tag: Any = _ABSENT) -> dict[str, Any]:
+    def addPet(self, id: Any, name: Any, price: Any, tag: Any = ABSENT) -> dict[str, Any]:
         if is_str(name) and self.user is not None:
             name.encode("ascii")  # UnicodeEncodeError on unusual input
         return super().addPet(id, name, price, tag)

@@ -21,9 +21,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from fuzz_impl_check import is_int, is_str, need
+from fuzz_impl_check import ABSENT, is_int, is_str, need, option
 
-_ABSENT: Any = object()
 SHELF = 6  # units a drug's shelf holds
 QUEUE = 2  # fills awaiting one person's check
 ROLES = ("pharmacist", "technician")
@@ -32,12 +31,6 @@ UNDER_WAY = ("prepared", "checked")
 
 def _name(value: Any) -> bool:
     return is_str(value) and 1 <= len(value) <= 3
-
-
-def _option(value: Any, low: int, high: int, default: int) -> int:
-    """An optional integer input: absent reads as ``default``; anything else must be in range."""
-    need(value is _ABSENT or (is_int(value) and low <= value <= high), 422)
-    return default if value is _ABSENT else int(value)
 
 
 class Pharmacy:
@@ -66,9 +59,9 @@ class Pharmacy:
 
     # -- drugs -----------------------------------------------------------------------------------
 
-    def addDrug(self, drug: Any, stock: Any, controlled: Any = _ABSENT) -> None:
+    def addDrug(self, drug: Any, stock: Any, controlled: Any = ABSENT) -> None:
         need(_name(drug) and is_int(stock) and 0 <= stock <= SHELF, 422)
-        need(controlled is _ABSENT or type(controlled) is bool, 422)
+        need(controlled is ABSENT or type(controlled) is bool, 422)
         need(drug not in self.drugs, 409)
         self.drugs[drug] = {"stock": stock, "controlled": controlled is True}
 
@@ -91,10 +84,10 @@ class Pharmacy:
 
     # -- staff -----------------------------------------------------------------------------------
 
-    def hire(self, name: Any, role: Any = _ABSENT) -> None:
-        need(_name(name) and (role is _ABSENT or role in ROLES), 422)
+    def hire(self, name: Any, role: Any = ABSENT) -> None:
+        need(_name(name) and (role is ABSENT or role in ROLES), 422)
         need(name not in self.staff, 409)
-        given = "technician" if role is _ABSENT else role
+        given = "technician" if role is ABSENT else role
         self.staff[name] = {"role": given}
         self.queue[name] = 0
         if given == "pharmacist":
@@ -115,13 +108,13 @@ class Pharmacy:
     # -- prescriptions ---------------------------------------------------------------------------
 
     def prescribe(
-        self, patient: Any, drug: Any, quantity: Any = _ABSENT, refills: Any = _ABSENT
+        self, patient: Any, drug: Any, quantity: Any = ABSENT, refills: Any = ABSENT
     ) -> dict[str, Any]:
         need(_name(patient) and _name(drug), 422)
-        units = _option(quantity, 1, 3, 1)
-        more = _option(refills, 0, 2, 0)
+        units = option(quantity, 1, 3, 1)
+        more = option(refills, 0, 2, 0)
         record = self._drug(drug)
-        need(not (record["controlled"] and refills is not _ABSENT and more > 0), 403)
+        need(not (record["controlled"] and refills is not ABSENT and more > 0), 403)
         need(not self._holds(patient, drug), 409)
         number = self.next_rx
         self.next_rx += 1

@@ -27,9 +27,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from fuzz_impl_check import is_int, is_str, need
+from fuzz_impl_check import ABSENT, is_int, is_str, need
 
-_ABSENT: Any = object()
 QUOTA = 4
 REVIEWERS = 3
 PUSHES = 3
@@ -39,7 +38,7 @@ LIVE = ("draft", "open")
 
 def _flag(value: Any) -> bool:
     """An optional boolean input: absent reads as false; anything else must be a boolean."""
-    need(value is _ABSENT or type(value) is bool, 422)
+    need(value is ABSENT or type(value) is bool, 422)
     return value is True
 
 
@@ -76,7 +75,7 @@ class Reviews:
 
     # -- users and the session -------------------------------------------------------------------
 
-    def signup(self, name: Any, admin: Any = _ABSENT) -> None:
+    def signup(self, name: Any, admin: Any = ABSENT) -> None:
         need(is_str(name) and 1 <= len(name) <= 4, 422)
         is_admin = _flag(admin)
         need(name not in self.users, 409)
@@ -114,7 +113,7 @@ class Reviews:
 
     # -- pull requests ---------------------------------------------------------------------------
 
-    def openPull(self, branch: Any, draft: Any = _ABSENT) -> dict[str, Any]:
+    def openPull(self, branch: Any, draft: Any = ABSENT) -> dict[str, Any]:
         need(is_str(branch) and 1 <= len(branch) <= 12, 422)
         is_draft = _flag(draft)
         actor = self._actor()

@@ -19,18 +19,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from fuzz_impl_check import is_int, is_str, need
+from fuzz_impl_check import ABSENT, is_int, is_str, need, option
 
-_ABSENT: Any = object()
 WALLET = 20
 UNPAID, OPEN = 2, 3
 POINT_PER = 5  # a payment earns a point for every five paid
-
-
-def _option(value: Any, low: int, high: int, default: int) -> int:
-    """An optional integer input: absent reads as ``default``; anything else must be in range."""
-    need(value is _ABSENT or (is_int(value) and low <= value <= high), 422)
-    return default if value is _ABSENT else int(value)
 
 
 def _name(value: Any) -> bool:
@@ -64,9 +57,9 @@ class Storefront:
 
     # -- customers and products ------------------------------------------------------------------
 
-    def registerCustomer(self, name: Any, wallet: Any = _ABSENT) -> None:
+    def registerCustomer(self, name: Any, wallet: Any = ABSENT) -> None:
         need(_name(name), 422)
-        money = _option(wallet, 0, 30, WALLET)
+        money = option(wallet, 0, 30, WALLET)
         need(name not in self.customers, 409)
         self.customers[name] = {"wallet": money, "points": 0}
         self.unpaid[name] = 0
@@ -84,9 +77,9 @@ class Storefront:
 
     # -- placing and paying ----------------------------------------------------------------------
 
-    def placeOrder(self, customer: Any, sku: Any, qty: Any, points: Any = _ABSENT) -> dict[str, Any]:
+    def placeOrder(self, customer: Any, sku: Any, qty: Any, points: Any = ABSENT) -> dict[str, Any]:
         need(is_str(customer) and is_str(sku) and is_int(qty) and 1 <= qty <= 3, 422)
-        used = _option(points, 1, 9, 0)
+        used = option(points, 1, 9, 0)
         account = self._customer(customer)
         product = self._product(sku)
         cost = product["price"] * qty
