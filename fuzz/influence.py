@@ -392,6 +392,11 @@ def writes(op: Operation, collections: Collection[str]) -> Iterator[tuple[str, s
                 yield from ((target.var, k) for k in value.keys if k not in copied)
 
 
+def places(expr: ir.Expr, contract: Contract) -> frozenset[Place]:
+    """The (variable, record field) pairs ``expr`` reads (``_reads``, without the keys)."""
+    return frozenset(_reads(expr, contract.collections(), contract))
+
+
 def _reads(
     expr: ir.Expr, collections: Collection[str], contract: Contract
 ) -> dict[Place, set[ir.Expr | None]]:

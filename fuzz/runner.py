@@ -810,13 +810,24 @@ def _minimize_new(session: Session, done: set[Key]) -> None:
     finding whose target state was already wrong at an earlier step, as a read shows
     (``shrink.explained``), gives way to that shorter finding: one wrong record, met again and
     again as the case goes on, is one finding, with the trace that shows it first. So does a
-    wrong status that a clause the target does not check explains (``shrink.skipped``)."""
+    wrong status that a clause the target does not check explains (``shrink.skipped``), and one
+    that shrinks into the forbidden call accepted (``shrink.shows``) is reported as that."""
     findings = session.findings
-    for finding_key, finding in list(findings.by_key.items()):
-        if finding_key in done or finding.kind in SLOW_KINDS:  # a hang waits out every replay
-            continue
+    for finding_key in list(findings.by_key):
+        finding = findings.by_key.get(finding_key)
+        if finding is None or finding_key in done or finding.kind in SLOW_KINDS:
+            continue  # a hang waits out every replay
         done.add(finding_key)
-        shrunk = findings.by_key[finding_key] = minimize(session, finding)
+        shrunk = minimize(session, finding)
+        if shrunk.key != finding_key:  # a wrong status shown shorter as the call accepted
+            session.explained.add(finding_key)
+            seen = findings.first_seen[finding_key]
+            findings.discard(finding_key)
+            findings.add(shrunk, seen)  # the shorter of the two where the run had that one too
+            finding_key = shrunk.key
+            shrunk = findings.by_key[finding_key]
+        else:
+            findings.by_key[finding_key] = shrunk
         earlier = explained(session, shrunk)
         if earlier is None:
             continue

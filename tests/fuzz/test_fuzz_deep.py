@@ -12,6 +12,7 @@ from __future__ import annotations
 import concurrent.futures
 import multiprocessing
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -379,11 +380,12 @@ def test_value_moves_survive_a_replay_that_comes_back_shorter(monkeypatch: pytes
         assert len(move(session, finding).steps) == 2
 
 
-def _shrunk(contract_name: str, factory: str, calls: list[tuple[str, dict[str, object]]]) -> Finding:
-    """The finding ``calls`` end in, through the whole shrinker (``shrink.minimize``)."""
+def _found(
+    contract_name: str, factory: str, calls: Sequence[tuple[str, Any]]
+) -> tuple[runner.Session, Finding]:
+    """A session on a held-out implementation, and the finding ``calls`` end in."""
     from envfactory.fuzz.findings import FindingError
     from envfactory.fuzz.machine import Case, plans
-    from envfactory.fuzz.shrink import minimize
 
     contract = envfactory.load(IMPLS / f"{contract_name}.yaml")
     target = open_target(f"python:{IMPLS / f'{contract_name}_impl.py'}:{factory}", contract)
@@ -393,7 +395,24 @@ def _shrunk(contract_name: str, factory: str, calls: list[tuple[str, dict[str, o
     with pytest.raises(FindingError) as err:
         for name, value in calls:
             case.send(contract.operations[name], value)
-    return minimize(session, err.value.finding)
+    return session, err.value.finding
+
+
+def _shrunk(contract_name: str, factory: str, calls: Sequence[tuple[str, Any]]) -> Finding:
+    """The finding ``calls`` end in, through the whole shrinker (``shrink.minimize``)."""
+    from envfactory.fuzz.shrink import minimize
+
+    session, finding = _found(contract_name, factory, calls)
+    return minimize(session, finding)
+
+
+def _reported(contract_name: str, factory: str, calls: Sequence[tuple[str, Any]]) -> runner.Session:
+    """A session whose run found only what ``calls`` end in, once its findings are shrunk
+    (``runner._minimize_new``)."""
+    session, finding = _found(contract_name, factory, calls)
+    session.findings.add(finding, 1.5)
+    runner._minimize_new(session, set())
+    return session
 
 
 def test_a_shrunk_trace_names_what_it_made_plainly() -> None:
@@ -416,7 +435,7 @@ def test_minimizing_goes_on_from_the_plain_names_until_nothing_more_goes() -> No
     1 refuses a parcel as full where the one given back should have freed it). With the optional
     fields left out (a customer's credit, a hub's tries) and the names made plain, the same moves
     again let a hub and a send go: 11, where minimizing that again gains nothing."""
-    calls: list[tuple[str, dict[str, object]]] = [
+    calls: Sequence[tuple[str, Any]] = [
         ("signup", {"credit": 9, "name": "=p"}),
         ("addHub", {"tries": 3, "name": "=p"}),
         ("addHub", {"name": "a"}),
@@ -608,7 +627,7 @@ def test_a_merge_the_values_moved_to_their_bounds_would_close_is_tried_without_t
     ],
 )
 def test_a_size_one_smaller_lets_a_step_go_that_neither_move_alone_lets_go(
-    calls: list[tuple[str, dict[str, object]]], operation: str
+    calls: Sequence[tuple[str, Any]], operation: str
 ) -> None:
     """The registrar's FullSwapLeak as a search gave it (session 30, 10 calls, minimum 8): a
     swap out of a full course of three keeps the seat taken. The course is full only from two
@@ -662,7 +681,7 @@ def test_a_wrong_status_from_a_clause_not_checked_gives_way_to_the_accepted_call
     session = runner.Session(contract, target, mode="adversarial", time_budget=None)
     plans(session)
 
-    def finding(calls: list[tuple[str, dict[str, object]]]) -> Finding:
+    def finding(calls: Sequence[tuple[str, Any]]) -> Finding:
         case = Case(session, replay=True)
         with pytest.raises(FindingError) as err:
             for name, value in calls:
@@ -684,6 +703,100 @@ def test_a_wrong_status_from_a_clause_not_checked_gives_way_to_the_accepted_call
     assert late.key in session.explained
     other = attrs.evolve(late, status=400)  # no clause left out answers 400
     assert skipped(session, other) is None
+
+
+def test_a_wrong_status_shrinks_into_the_forbidden_call_accepted() -> None:
+    """The cloud's RoleAsAdded as a search gave it (session 36, 16 calls, all accepted but the
+    last): an admin made viewer moves a VM in, and the target, which judges the role the mover
+    was added with, refuses it for the target's snapshots (413) where the role's 403 was due.
+    No step can go and keep that status (the snapshots make it), but with one snapshot gone the
+    move is accepted: the shrinker follows the finding there, to the 8 calls of the defect."""
+    vm = [("startVm", {"vm": "m", "actor": "a"}), ("stopVm", {"vm": "m", "actor": "a"})]
+    calls = [
+        ("createProject", {"project": "h", "owner": "a"}),
+        ("createVm", {"project": "h", "actor": "a", "vm": "m"}),
+        *vm,
+        ("createProject", {"project": "b", "owner": "h"}),
+        *[("snapshotVm", {"vm": "m", "actor": "a"})] * 3,
+        ("addMember", {"project": "b", "actor": "h", "user": "a", "role": "admin"}),
+        ("moveVm", {"vm": "m", "actor": "a", "target": "b"}),
+        ("createVm", {"project": "h", "actor": "a", "vm": "d"}),
+        *[(name, {**value, "vm": "d"}) for name, value in vm],
+        ("snapshotVm", {"vm": "d", "actor": "a"}),
+        ("setRole", {"actor": "h", "role": "viewer", "member": 3}),
+        ("moveVm", {"actor": "a", "target": "b", "vm": "d"}),
+    ]
+    finding = _shrunk("cloud", "RoleAsAdded", calls)
+    assert (finding.kind, finding.operation, len(finding.steps)) == ("forbidden_accepted", "moveVm", 8)
+    assert [s.tool for s in finding.steps].count("snapshotVm") == 0
+
+
+def test_a_wrong_status_reported_alone_is_reported_as_the_accepted_call_it_shrinks_to() -> None:
+    """Fleet's FourthTrip found only as its wrong status (13 calls, the driver's 429 where the
+    car's 423 was due): once shrunk, the run reports the car let out a fourth time, and the
+    wrong status as explained, so that the search does not report it again."""
+    trip = [("rent", {"driver": "m", "plate": "d"}), ("giveBack", {"plate": "d"})]
+    made = [("addDriver", {"name": "m"}), *[("addCar", {"plate": p}) for p in "bcd"]]
+    late = [*made, *trip * 3, *[("rent", {"driver": "m", "plate": p}) for p in "bcd"]]
+    session = _reported("fleet", "FourthTrip", late)
+    [found] = session.findings.all()
+    assert (found.kind, found.operation, len(found.steps)) == ("forbidden_accepted", "rent", 9)
+    assert session.findings.first_seen[found.key] == 1.5
+    assert ("rent", "wrong_status", "") in session.explained
+
+
+def test_a_parcel_sent_again_past_the_limit_is_shown_as_a_send_past_it() -> None:
+    """The courier's StaleRoutes as a search gave it (session 36, 13 calls): a parcel given back
+    is sent again from a hub whose route was unlinked (b, in the middle of a to c), and the
+    target, whose route from a is stale, lets it go. The route was stale from the unlink on: a
+    send from a to c right after it, which the model refuses by a clause that reads the same
+    links, shows the defect in 8 calls."""
+    calls = [
+        ("addHub", {"name": "a"}),
+        ("addHub", {"name": "b"}),
+        ("addHub", {"name": "c", "tries": 1}),
+        ("signup", {"name": "d"}),
+        ("link", {"hub": "a", "to": "b"}),
+        ("link", {"hub": "b", "to": "c"}),
+        ("send", {"hub": "a", "parcel": "e", "sender": "d", "to": "c"}),
+        ("forward", {"parcel": "e"}),
+        ("forward", {"parcel": "e"}),
+        ("attempt", {"home": False, "parcel": "e"}),
+        ("link", {"hub": "b"}),
+        ("giveBack", {"parcel": "e"}),
+        ("resend", {"parcel": "e"}),
+    ]
+    session = _reported("courier", "StaleRoutes", calls)
+    [found] = session.findings.all()
+    assert (found.kind, found.operation, len(found.steps)) == ("forbidden_accepted", "send", 8)
+    assert ("resend", "forbidden_accepted", "") in session.explained
+
+
+def test_a_field_added_lets_another_call_move_onto_its_hub_and_two_calls_go() -> None:
+    """The courier's ResendNotCounted as a search gave it (session 36, 13 calls): the third
+    parcel on the way goes from a hub d made for it, since hub b's shelf (two at most by
+    default) is full. With hub b made with room for three (a field added), the send moves onto
+    b, and d's creation and link go: the 11 calls of the defect. Found as its wrong status
+    (credit short at d's rate), it is reported as the send let go."""
+    calls = [
+        ("addHub", {"name": "a", "tries": 1}),
+        ("addHub", {"name": "b"}),
+        ("link", {"hub": "b", "to": "a"}),
+        ("signup", {"name": "b"}),
+        ("send", {"parcel": "b", "sender": "b", "hub": "b", "to": "a"}),
+        ("forward", {"parcel": "b"}),
+        ("attempt", {"parcel": "b", "home": False}),
+        ("giveBack", {"parcel": "b"}),
+        ("send", {"hub": "b", "parcel": "c", "sender": "b", "to": "a"}),
+        ("addHub", {"name": "d", "rate": 5}),
+        ("link", {"hub": "d", "to": "a"}),
+        ("resend", {"parcel": "b"}),
+        ("send", {"parcel": "e", "sender": "b", "hub": "d", "to": "a"}),
+    ]
+    session = _reported("courier", "ResendNotCounted", calls)
+    [found] = session.findings.all()
+    assert (found.kind, found.operation, len(found.steps)) == ("forbidden_accepted", "send", 11)
+    assert [s.input.get("cap") for s in found.steps if s.tool == "addHub"].count(3) == 1
 
 
 def test_hypothesis_shrinks_while_it_makes_progress_and_a_stall_or_its_share_ends_it() -> None:
