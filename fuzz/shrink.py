@@ -501,14 +501,15 @@ def _named(session: Session, finding: Finding) -> Finding:
     where the finding still shows in as many steps: a trace to read, not the Unicode a string
     strategy drew. A name the schema or the clauses need as it is (a pattern, a prefix) stays."""
     best = finding
-    names = _strings(best.steps)
+    fixed = _enumerated(session, best.steps)
+    names = [n for n in _strings(best.steps) if n not in fixed]
     order = dict(zip(names, NAMES, strict=False))
     if any(name != new for name, new in order.items()):
         # all at once first: ``a, b, j, c`` read as ``a, b, c, d``, which no one rename gives
         found = replay(session, _renamed_all(best.steps, order), best)
         if found is not None and len(found.steps) <= len(best.steps):
             best = found
-            names = _strings(best.steps)
+            names = [n for n in _strings(best.steps) if n not in fixed]
     plain = iter(n for n in NAMES if n not in names)
     for name in names:
         if name in NAMES:
@@ -520,6 +521,25 @@ def _named(session: Session, finding: Finding) -> Finding:
         if found is not None and len(found.steps) <= len(best.steps):
             best = found
     return best
+
+
+def _enumerated(session: Session, steps: Sequence[Step]) -> set[str]:
+    """The strings the trace sends in a field whose schema lists its values (a role): no name
+    to rename, and one in the all-at-once renaming of ``_named`` loses the finding."""
+    ops = session.contract.operations
+    out: set[str] = set()
+    for step in steps:
+        props, _, _ = object_properties(ops[step.tool].input_schema)
+        for field in _fields(step):
+            schema = props.get(field)
+            value = step.input[field]
+            if (
+                isinstance(value, str)
+                and isinstance(schema, Mapping)
+                and ("enum" in schema or "const" in schema)
+            ):
+                out.add(value)
+    return out
 
 
 EXPLAINED_KINDS = frozenset(("divergence", "wrong_status", "forbidden_accepted", "postcondition"))
@@ -568,17 +588,22 @@ def explained(session: Session, finding: Finding) -> Finding | None:
             try:
                 case.send(ops[call.tool], call.input)
             except FindingError as err:
+                if err.finding.kind != "forbidden_accepted":
+                    break  # a status of the probe's own: no sign of the state the finding had
                 # the probes refused before it are left out where the finding shows without them
                 alone = replay(session, [*steps[: i + 1], call], err.finding)
-                return _earlier(session, err.finding if alone is None else alone, steps)
+                return _earlier(session, err.finding if alone is None else alone, steps, tie=True)
     return None
 
 
-def _earlier(session: Session, found: Finding, steps: Sequence[Step]) -> Finding | None:
-    """``found``, or the run's shorter finding of its key, if shorter than ``steps``."""
+def _earlier(session: Session, found: Finding, steps: Sequence[Step], *, tie: bool = False) -> Finding | None:
+    """``found``, or the run's shorter finding of its key, if shorter than ``steps`` (or, with
+    ``tie``, as long: a probe's finding at the last step, not shrunk yet, shows the state wrong
+    before the call that ends ``steps``, and shrinks on its own: a resend let go on a stale route
+    in 12 calls is a send let go on it in 8)."""
     known = session.findings.by_key.get(found.key)
     best = found if known is None or found.size < known.size else known
-    return best if len(best.steps) < len(steps) else None
+    return best if len(best.steps) < len(steps) + tie else None
 
 
 @attrs.define
@@ -587,7 +612,9 @@ class _Probes:
     state already wrong there: calls the model refuses by a ``requires`` that reads what the
     finding's clause reads. A parcel sent again and not counted by the sender's limit is a
     third one let go at once (11 calls), where the search met it as a fourth sent again (15):
-    the count was wrong from the resend on. Judged by the model against a bound (``_Checks``)."""
+    the count was wrong from the resend on. Only a probe the target accepts counts: a wrong
+    status may be the probe operation's own defect, not the state's. Judged by the model
+    against a bound (``_Checks``)."""
 
     checks: _Checks
     places: frozenset[Any]
