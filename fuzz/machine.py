@@ -973,15 +973,13 @@ class Case:
         """How the ``later`` calls go from ``state`` on (``whole``: they are the last of the
         replay): ``TURNS_LAST`` where the last is refused by a requires and the others are
         accepted, ``KEPT`` where all are, ``CUT`` where one before the last is refused."""
-        ops = self.session.contract.operations
-        for index, (name, value) in enumerate(later):
-            expect = oracle.judge(self.session.model, state, ops[name], value)
+        session = self.session
+        for index, (_, expect, _) in enumerate(
+            oracle.walk(session.model, session.contract.operations, state, later)
+        ):
             if not expect.accepted:
                 last = whole and index == len(later) - 1
                 return TURNS_LAST if last and expect.kind == "precondition" else CUT
-            if expect.post is None:
-                return KEPT
-            state = expect.post
         return KEPT
 
     def _changers(self, enabled: list[OpPlan], later: Sequence[str]) -> list[OpPlan]:

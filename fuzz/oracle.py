@@ -13,7 +13,7 @@ schema that satisfies every ``ensures``, and the post-state must keep every inva
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import attrs
@@ -46,6 +46,32 @@ class Expectation:
         if self.accepted:
             return "2xx"
         return f"status {self.status}" if self.status is not None else "a 4xx"
+
+
+Judge = Callable[[FrozenMap, Operation, Any], Expectation]
+
+
+def walk(
+    machine: Machine,
+    operations: Mapping[str, Operation],
+    state: FrozenMap,
+    calls: Iterable[tuple[str, Any]],
+    judge_call: Judge | None = None,
+) -> Iterator[tuple[FrozenMap, Expectation, FrozenMap | None]]:
+    """The model's verdict on each call in turn, from ``state``: the state it is judged in, the
+    expectation, and the state after it (a refused call leaves it as it was). A call accepted
+    whose state is read off the target's output ends the walk with ``None`` after it: the model
+    alone cannot follow it. What the shrinker, the reach planner's stepping stones and an
+    inserted change's lookahead all ask of a sequence of calls, judged by ``judge_call`` where
+    they count the model's judgements."""
+    for name, value in calls:
+        op = operations[name]
+        expect = judge(machine, state, op, value) if judge_call is None else judge_call(state, op, value)
+        after = state if not expect.accepted else expect.post
+        yield state, expect, after
+        if after is None:
+            return
+        state = after
 
 
 @attrs.frozen(slots=True)

@@ -18,6 +18,7 @@ Imports the solver layer (``solver.bmc``, ``solver.states``) and the contracts l
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal
@@ -285,21 +286,23 @@ def stones(contract: Contract, routes: Iterable[Route]) -> list[Start]:
             continue
         state: Any = initial
         calls: list[tuple[str, Any]] = []
+        # the replay's own judgement (``Case.resume``): a call it would not send (no input), or
+        # whose state comes from the target's output, reaches no state known here
+        sent = list(
+            itertools.takewhile(lambda call: call[1] is not None, zip(names, route.inputs, strict=False))
+        )
         try:
-            for name, value in zip(names, route.inputs, strict=False):
-                # the replay's own judgement (``Case.resume``): a call it would not send, or
-                # whose state comes from the target's output, reaches no state known here
-                op = contract.operations[name]
-                expect = None if value is None else oracle.judge(machine, state, op, value)
-                if expect is None or expect.post is None:
+            for call, (_, expect, after) in zip(
+                sent, oracle.walk(machine, contract.operations, initial, sent)
+            ):
+                if not expect.accepted or after is None:
                     break
-                state = expect.post
-                calls.append((name, value))
-            else:
-                if (known := reached.get(state)) is None or len(known[0]) > len(calls):
-                    reached[state] = (tuple(calls), state)
+                state = after
+                calls.append(call)
         except (TypeError, KeyError, ValueError):
             continue
+        if len(calls) == len(names) and ((known := reached.get(state)) is None or len(known[0]) > len(calls)):
+            reached[state] = (tuple(calls), state)
     return list(reached.values())
 
 

@@ -24,6 +24,8 @@ import attrs
 
 from envfactory.contracts.errors import EvaluationError
 from envfactory.contracts.evaluator import Env
+from envfactory.contracts.model import Operation
+from envfactory.fuzz import oracle
 from envfactory.fuzz.findings import Finding, FindingError
 from envfactory.fuzz.inputs import integer_bounds, object_properties
 from envfactory.fuzz.references import is_id, rebind, references
@@ -378,25 +380,17 @@ class _Checks:
     def spent(self) -> bool:
         return self.used >= self.limit
 
-    def judge(self, state: Any, step: Step) -> Any:
-        from envfactory.fuzz import oracle
-
+    def judge(self, state: Any, op: Operation, value: Any) -> oracle.Expectation:
         self.used += 1
-        return oracle.judge(
-            self.session.model, state, self.session.contract.operations[step.tool], step.input
-        )
+        return oracle.judge(self.session.model, state, op, value)
 
     def verdicts(self, steps: Sequence[Step]) -> list[bool] | None:
         """Whether the model accepts each step; None where a state is read off a response,
         which the model alone cannot follow."""
-        state = self.session.initial
         out: list[bool] = []
-        for step in steps:
-            expect = self.judge(state, step)
-            if expect.accepted:
-                if expect.post is None:
-                    return None
-                state = expect.post
+        for _, expect, after in _walk(self.session, steps, self.judge):
+            if after is None:
+                return None
             out.append(expect.accepted)
         return out
 
@@ -405,16 +399,13 @@ class _Checks:
         accepted, with the model state before it; None if there is none (or the model cannot
         follow). A refused call that repeats an accepted one's names (a room made again after a
         merge) is passed: deletions take it out."""
-        state = self.session.initial
         made: set[tuple[str, tuple[Any, ...]]] = set()
-        for i, step in enumerate(steps[:-1]):
-            expect = self.judge(state, step)
+        for i, (state, expect, after) in enumerate(_walk(self.session, steps[:-1], self.judge)):
+            if after is None:
+                return None
             if expect.accepted:
-                if expect.post is None:
-                    return None
-                state = expect.post
-                made.add(_names_of(step))
-            elif accepted[i] and _names_of(step) not in made:
+                made.add(_names_of(steps[i]))
+            elif accepted[i] and _names_of(steps[i]) not in made:
                 return i, state
         return None
 
@@ -430,7 +421,7 @@ class _Checks:
                 choices.append(_first_values(steps, field) or _plain_values(props.get(field), names))
             for combo in islice(product(*choices), CALLS_PER_OPERATION):
                 call = Step(op.name, dict(zip(required, combo, strict=True)))
-                expect = self.judge(state, call)
+                expect = self.judge(state, op, call.input)
                 if expect.accepted and expect.post is not None:
                     yield call
                 if self.spent():
@@ -653,7 +644,7 @@ class _Probes:
                 if self.checks.spent():
                     return
                 call = Step(name, dict(zip(required, combo, strict=True)))
-                expect = self.checks.judge(state, call)
+                expect = self.checks.judge(state, op, call.input)
                 if expect.kind == "precondition" and expect.clause in reading:
                     yield call
 
@@ -665,8 +656,6 @@ def skipped(session: Session, finding: Finding) -> Finding | None:
     for service let out a fourth time in 9 calls; 14 calls in, with its driver at his limit too,
     the same car is refused for the driver's limit, 429 where service due, 423, was due). A wrong
     status that no missing clause explains (423 answered as 400) stays a finding of its own."""
-    from envfactory.fuzz import oracle
-
     if finding.kind != "wrong_status" or finding.clause is None:
         return None
     accepted = session.findings.by_key.get((finding.operation, "forbidden_accepted", ""))
@@ -722,23 +711,14 @@ def _tied(session: Session, steps: Sequence[Step]) -> dict[int, list[Threshold]]
     """For each step, the thresholds its value sat exactly at in the model (an amount that was
     the whole balance): a replay that leaves an earlier step out moves the value with the bound,
     so "withdraw everything" stays everything, as an id stays "the id step k returned"."""
-    from envfactory.fuzz import oracle
-
-    ops = session.contract.operations
     out: dict[int, list[Threshold]] = {}
-    state = session.initial
-    for i, step in enumerate(steps):
-        op = ops[step.tool]
+    for i, (state, _, _) in enumerate(_walk(session, steps)):
+        step = steps[i]
         if isinstance(step.input, Mapping):
             for threshold in _thresholds_of(session, step.tool):
                 value = step.input.get(threshold.field)
                 if _is_number(value) and _bound(threshold, state, step.input) == value:
                     out.setdefault(i, []).append(threshold)
-        expect = oracle.judge(session.model, state, op, step.input)
-        if expect.accepted:
-            if expect.post is None:
-                break  # a state read off a response: the model alone cannot follow it
-            state = expect.post
     return out
 
 
@@ -790,17 +770,19 @@ def _state_bounds(session: Session, steps: Sequence[Step], i: int, field: str) -
 def _model_state(session: Session, steps: Sequence[Step]) -> Any | None:
     """The model's state after ``steps`` (the refused ones change nothing); None where a state
     is read off a response, which the model alone cannot follow."""
-    from envfactory.fuzz import oracle
+    after: Any = session.initial
+    for _, _, after in _walk(session, steps):
+        if after is None:
+            return None
+    return after
 
-    ops = session.contract.operations
-    state = session.initial
-    for step in steps:
-        expect = oracle.judge(session.model, state, ops[step.tool], step.input)
-        if expect.accepted:
-            if expect.post is None:
-                return None
-            state = expect.post
-    return state
+
+def _walk(
+    session: Session, steps: Sequence[Step], judge: oracle.Judge | None = None
+) -> Iterator[tuple[Any, oracle.Expectation, Any]]:
+    """``oracle.walk`` over ``steps`` from the initial state."""
+    calls = ((step.tool, step.input) for step in steps)
+    return oracle.walk(session.model, session.contract.operations, session.initial, calls, judge)
 
 
 def _deletions(session: Session, finding: Finding) -> Finding:
