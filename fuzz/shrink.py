@@ -28,7 +28,7 @@ from envfactory.contracts.model import Operation
 from envfactory.fuzz import oracle
 from envfactory.fuzz.findings import Finding, FindingError
 from envfactory.fuzz.inputs import integer_bounds, object_properties
-from envfactory.fuzz.references import is_id, rebind, references
+from envfactory.fuzz.references import ids, is_id, rebind, references
 from envfactory.fuzz.steering import Threshold, thresholds
 from envfactory.trajectory import Step
 
@@ -131,7 +131,7 @@ def _fallen_back(session: Session, start: Finding, length: int) -> Finding:
     """The first of the costlier moves that makes ``start`` shorter than ``length`` steps (else
     what the last one gave)."""
     moved = start
-    for fallback in (_added, _fresh, _merged, _pairs, _later, _freed, _lowered):
+    for fallback in (_undone, _added, _fresh, _merged, _pairs, _later, _freed, _lowered):
         if len(moved.steps) < length:
             break
         moved = fallback(session, start)
@@ -193,6 +193,43 @@ def _added(session: Session, finding: Finding) -> Finding:
                 if trial[j] is not steps[j]:  # the step that got the field stays
                     continue
                 yield [*trial[:j], *trial[j + 1 :]], None
+
+    return _shorter(session, finding, trials())
+
+
+def _undone(session: Session, finding: Finding) -> Finding:
+    """``finding`` made shorter by leaving out a call that repeats an earlier one (same operation,
+    same input) together with the calls just before it, back to the earlier one at most: a
+    member removed and added again, as before, goes with its removal. The calls after it that
+    named what the repeat returned name what the earlier call returned instead (membership 3,
+    not 4), which no deletion of one step at a time can do: without the removal the add is
+    refused, without the add its membership is missing."""
+    steps = finding.steps
+    refs = references(steps)
+
+    def redirected(k: int, j: int, gone: range) -> list[Step]:
+        earlier = dict(ids(steps[j].output))
+        out: list[Step] = []
+        for n, step in enumerate(steps):
+            if n in gone:
+                continue
+            if n > k and isinstance(step.input, Mapping):
+                value = dict(step.input)
+                for field in value:
+                    ref = refs.get((n, str(field)))
+                    if ref is not None and ref[0] == k and earlier.get(ref[1]) is not None:
+                        value[field] = earlier[ref[1]]
+                step = attrs.evolve(step, input=value)
+            out.append(step)
+        return out
+
+    def trials() -> Iterator[tuple[list[Step], int | None]]:
+        for k in range(len(steps) - 2, 0, -1):
+            for j in range(k - 1, -1, -1):
+                if steps[j].tool == steps[k].tool and steps[j].input == steps[k].input:
+                    for i in range(k, j, -1):  # the repeat alone first, then with what came before
+                        yield redirected(k, j, range(i, k + 1)), None
+                    break
 
     return _shorter(session, finding, trials())
 

@@ -815,6 +815,32 @@ def test_names_are_made_plain_around_the_values_a_schema_lists() -> None:
     assert shrink._strings(finding.steps) == ["a", "b", "c", "d", "admin", "viewer"]
 
 
+def test_a_call_made_again_goes_with_its_undoing_and_later_calls_name_the_first() -> None:
+    """The cloud's RoleAsAdded as a search gave it (session 37, 11 calls): member b removed and
+    added again, as admin as before, then made viewer and let move a VM in. The add again and its
+    removal go together, and the demotion names membership 3, the first add's, not 4: 9 calls.
+    One step at a time neither can go (without the removal the add is refused; without the add,
+    membership 4 is missing)."""
+    member = ("addMember", {"project": "a", "actor": "a", "user": "b", "role": "admin"})
+    calls = [
+        ("createProject", {"project": "a", "owner": "a"}),
+        ("createProject", {"project": "b", "owner": "b"}),
+        ("createVm", {"project": "a", "actor": "a", "vm": "a"}),
+        ("startVm", {"vm": "a", "actor": "a"}),
+        ("stopVm", {"vm": "a", "actor": "a"}),
+        member,
+        ("moveVm", {"vm": "a", "actor": "b", "target": "b"}),
+        ("removeMember", {"actor": "b", "member": 3}),
+        member,
+        ("setRole", {"member": 4, "actor": "a", "role": "viewer"}),
+        ("moveVm", {"vm": "a", "actor": "b", "target": "a"}),
+    ]
+    finding = _shrunk("cloud", "RoleAsAdded", calls)
+    assert (finding.kind, len(finding.steps)) == ("forbidden_accepted", 9)
+    [demotion] = [s for s in finding.steps if s.tool == "setRole"]
+    assert demotion.input["member"] == 3 and "removeMember" not in [s.tool for s in finding.steps]
+
+
 def test_a_field_added_lets_another_call_move_onto_its_hub_and_two_calls_go() -> None:
     """The courier's ResendNotCounted as a search gave it (session 36, 13 calls): the third
     parcel on the way goes from a hub d made for it, since hub b's shelf (two at most by
