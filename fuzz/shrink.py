@@ -142,10 +142,15 @@ def _calls(finding: Finding) -> list[tuple[str, Any]]:
     return [(step.tool, step.input) for step in finding.steps]
 
 
+EVERY_STEP = -1
+"""What a trial of ``_shorter`` names to have every step's values renamed, not one step's."""
+
+
 def _shorter(session: Session, finding: Finding, trials: Iterable[tuple[list[Step], int | None]]) -> Finding:
     """The first trial sequence that still shows ``finding`` and, with steps then deleted, is
     shorter (else ``finding``), within ``FALLBACK_REPLAYS`` replays per step. A trial may name a
-    step whose values are first renamed to others the trace uses; unless one is, it is passed."""
+    step whose values are first renamed to others the trace uses; unless one is, it is passed
+    (``EVERY_STEP``: each step's, as far as the finding still shows, and then it is kept)."""
     limit = session.replays + FALLBACK_REPLAYS * len(finding.steps)
     for trial, rename in trials:
         if session.replays > limit:
@@ -153,7 +158,7 @@ def _shorter(session: Session, finding: Finding, trials: Iterable[tuple[list[Ste
         found = replay(session, trial, finding)
         if found is None:
             continue
-        if rename == -1:
+        if rename == EVERY_STEP:
             found = _normalize(session, found)
         elif rename is not None:
             renamed = _normalize(session, found, only=rename)
@@ -187,7 +192,7 @@ def _added(session: Session, finding: Finding) -> Finding:
             added += [_with(steps, i, step, field, value) for value in dict.fromkeys(values)]
 
     def trials() -> Iterator[tuple[list[Step], int | None]]:
-        yield from ((trial, -1) for trial in added)
+        yield from ((trial, EVERY_STEP) for trial in added)
         for trial in added:
             for j in range(len(trial) - 2, -1, -1):
                 if trial[j] is not steps[j]:  # the step that got the field stays
@@ -631,7 +636,7 @@ def _earlier(session: Session, found: Finding, steps: Sequence[Step], *, tie: bo
     in 12 calls is a send let go on it in 8)."""
     known = session.findings.by_key.get(found.key)
     best = found if known is None or found.size < known.size else known
-    return best if len(best.steps) < len(steps) + tie else None
+    return best if len(best.steps) < len(steps) or (tie and len(best.steps) == len(steps)) else None
 
 
 @attrs.define
@@ -645,8 +650,8 @@ class _Probes:
     against a bound (``_Checks``)."""
 
     checks: _Checks
-    places: frozenset[Any]
     readers: dict[str, tuple[Any, ...]]
+    """Per operation, its ``requires`` that read what the finding's clause reads."""
 
     @classmethod
     def of(cls, session: Session, limit: int, finding: Finding) -> _Probes:
@@ -661,7 +666,7 @@ class _Probes:
             for name, other in contract.operations.items()
             if (reading := tuple(c for c in other.requires if read & places(c.expr, contract)))
         }
-        return cls(_Checks(session, limit), read, readers)
+        return cls(_Checks(session, limit), readers)
 
     def calls(self, steps: Sequence[Step], state: Any) -> Iterator[Step]:
         """Each reading operation with each combination of values the trace sends in its required
