@@ -37,7 +37,7 @@ from envfactory.fuzz.corpus import Call, Corpus
 from envfactory.fuzz.findings import KINDS, Finding, FindingError, Findings, Key
 from envfactory.fuzz.oracle import Expectation
 from envfactory.fuzz.reach import Goal, Route, Start
-from envfactory.fuzz.shrink import explained, minimize, skipped
+from envfactory.fuzz.shrink import deletions, explained, minimize, skipped
 from envfactory.fuzz.steering import MADE_AGAIN, Steer, Threshold, literals
 from envfactory.fuzz.targets import Target
 from envfactory.statemachine.simulator import Response
@@ -813,35 +813,51 @@ def _minimize_new(session: Session, done: set[Key]) -> None:
     wrong status that a clause the target does not check explains (``shrink.skipped``), and one
     that shrinks into the forbidden call accepted (``shrink.shows``) is reported as that."""
     findings = session.findings
-    for finding_key in list(findings.by_key):
+    pending = list(findings.by_key)
+    while pending:
+        finding_key = pending.pop(0)
         finding = findings.by_key.get(finding_key)
         if finding is None or finding_key in done or finding.kind in SLOW_KINDS:
             continue  # a hang waits out every replay
         done.add(finding_key)
-        shrunk = minimize(session, finding)
-        if shrunk.key != finding_key:  # a wrong status shown shorter as the call accepted
-            session.explained.add(finding_key)
-            seen = findings.first_seen[finding_key]
-            findings.discard(finding_key)
-            findings.add(shrunk, seen)  # the shorter of the two where the run had that one too
-            finding_key = shrunk.key
-            shrunk = findings.by_key[finding_key]
-        else:
-            findings.by_key[finding_key] = shrunk
-        earlier = explained(session, shrunk)
+        # the reads and probes first, on the trace with single steps left out: where they show
+        # the state wrong earlier, the costlier moves go to that shorter finding instead
+        quick = deletions(session, finding)
+        earlier = explained(session, quick)
+        if earlier is None:
+            finding_key = _reported(session, finding_key, minimize(session, quick))
+            earlier = explained(session, findings.by_key[finding_key])
         if earlier is None:
             continue
-        session.explained.add(finding_key)
+        session.explained.update((finding_key, quick.key))
         seen = findings.first_seen[finding_key]
         findings.discard(finding_key)
         if earlier.key not in findings.by_key:
             findings.add(earlier, seen)
-            done.add(earlier.key)
-            findings.by_key[earlier.key] = minimize(session, earlier)
+            if earlier.key in done and earlier.key != finding_key:  # reported, then explained
+                findings.by_key[earlier.key] = minimize(session, earlier)
+            else:  # shrunk, and explained in turn, next (its own key only with a shorter trace)
+                done.discard(earlier.key)
+                pending.insert(0, earlier.key)
     for finding_key, finding in list(findings.by_key.items()):
         if skipped(session, finding) is not None:  # a clause not checked, shown shorter
             session.explained.add(finding_key)
             findings.discard(finding_key)
+
+
+def _reported(session: Session, key: Key, shrunk: Finding) -> Key:
+    """Report ``shrunk`` for the finding of ``key``; where it shrank into another key (a wrong
+    status into the forbidden call accepted, ``shrink.shows``), under that one, the wrong status
+    explained. The key it is reported under."""
+    findings = session.findings
+    if shrunk.key == key:
+        findings.by_key[key] = shrunk
+        return key
+    session.explained.add(key)
+    seen = findings.first_seen[key]
+    findings.discard(key)
+    findings.add(shrunk, seen)  # the shorter of the two where the run had that one too
+    return shrunk.key
 
 
 def reach(session: Session, time_budget: float | None, *, background: bool = False) -> None:

@@ -112,9 +112,9 @@ def minimize(session: Session, finding: Finding) -> Finding:
 
 def _shortened(session: Session, finding: Finding) -> Finding:
     """``minimize``'s moves to a fixed point (or ``MAX_ROUNDS``)."""
-    best = _deletions(session, finding)
+    best = deletions(session, finding)
     for _ in range(MAX_ROUNDS):
-        start = _deletions(session, _extremes(session, _normalize(session, best)))
+        start = deletions(session, _extremes(session, _normalize(session, best)))
         moved = _fallen_back(session, start, len(best.steps))
         if len(moved.steps) >= len(best.steps) and _calls(start) != _calls(best):
             # the values moved to their bounds can close a merge the trace had: two rooms of
@@ -165,7 +165,7 @@ def _shorter(session: Session, finding: Finding, trials: Iterable[tuple[list[Ste
             if renamed is found:
                 continue  # the moved call sends what it sent: nothing new can go
             found = renamed
-        shorter = _deletions(session, found)
+        shorter = deletions(session, found)
         if len(shorter.steps) < len(finding.steps):
             return shorter
     return finding
@@ -625,15 +625,16 @@ def explained(session: Session, finding: Finding) -> Finding | None:
                     break  # a status of the probe's own: no sign of the state the finding had
                 # the probes refused before it are left out where the finding shows without them
                 alone = replay(session, [*steps[: i + 1], call], err.finding)
-                return _earlier(session, err.finding if alone is None else alone, steps, tie=True)
+                probed = err.finding if alone is None else alone
+                return _earlier(session, probed, steps, tie=probed.key != finding.key)
     return None
 
 
 def _earlier(session: Session, found: Finding, steps: Sequence[Step], *, tie: bool = False) -> Finding | None:
     """``found``, or the run's shorter finding of its key, if shorter than ``steps`` (or, with
-    ``tie``, as long: a probe's finding at the last step, not shrunk yet, shows the state wrong
-    before the call that ends ``steps``, and shrinks on its own: a resend let go on a stale route
-    in 12 calls is a send let go on it in 8)."""
+    ``tie``, as long: a probe's finding of another key at the last step, not shrunk yet, shows
+    the state wrong before the call that ends ``steps``, and shrinks on its own: a resend let go
+    on a stale route in 12 calls is a send let go on it in 8)."""
     known = session.findings.by_key.get(found.key)
     best = found if known is None or found.size < known.size else known
     return best if len(best.steps) < len(steps) or (tie and len(best.steps) == len(steps)) else None
@@ -827,7 +828,8 @@ def _walk(
     return oracle.walk(session.model, session.contract.operations, session.initial, calls, judge)
 
 
-def _deletions(session: Session, finding: Finding) -> Finding:
+def deletions(session: Session, finding: Finding) -> Finding:
+    """``finding`` with one step at a time left out, to a fixed point: the cheapest move."""
     best = finding
     for _ in range(MAX_ROUNDS):
         improved = False
