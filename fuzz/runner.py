@@ -811,7 +811,9 @@ def _minimize_new(session: Session, done: set[Key]) -> None:
     (``shrink.explained``), gives way to that shorter finding: one wrong record, met again and
     again as the case goes on, is one finding, with the trace that shows it first. So does a
     wrong status that a clause the target does not check explains (``shrink.skipped``), and one
-    that shrinks into the forbidden call accepted (``shrink.shows``) is reported as that."""
+    that shrinks into the forbidden call accepted (``shrink.shows``) is reported as that. The
+    reads and probes come first, after single-step deletions only: the finding they lead to is
+    the one the costlier moves then go to, and it is explained in turn."""
     findings = session.findings
     pending = list(findings.by_key)
     while pending:
