@@ -457,17 +457,29 @@ class _Checks:
         field it never sends)."""
         names = _strings(steps)
         for op in self.session.contract.operations.values():
-            props, required, _ = object_properties(op.input_schema)
-            choices: list[list[Any]] = []
-            for field in required:
-                choices.append(_first_values(steps, field) or _plain_values(props.get(field), names))
-            for combo in islice(product(*choices), CALLS_PER_OPERATION):
-                call = Step(op.name, dict(zip(required, combo, strict=True)))
+            for call in _candidates(op, steps, names):
                 expect = self.judge(state, op, call.input)
                 if expect.accepted and expect.post is not None:
                     yield call
                 if self.spent():
                     return
+
+
+def _candidates(
+    op: Operation, steps: Sequence[Step], names: list[str], fresh: str | None = None
+) -> Iterator[Step]:
+    """Calls of ``op`` with each combination of values the trace sends in its required fields
+    (``_plain_values`` for a field it never sends), and ``fresh`` too in each string field where
+    one is given (a new key to make); ``CALLS_PER_OPERATION`` at most."""
+    props, required, _ = object_properties(op.input_schema)
+    choices: list[list[Any]] = []
+    for field in required:
+        values = _first_values(steps, field) or _plain_values(props.get(field), names)
+        schema = props.get(field)
+        string = isinstance(schema, Mapping) and schema.get("type") == "string"
+        choices.append([*values, fresh] if string and fresh is not None else values)
+    for combo in islice(product(*choices), CALLS_PER_OPERATION):
+        yield Step(op.name, dict(zip(required, combo, strict=True)))
 
 
 def _plain_values(schema: Any, names: list[str]) -> list[Any]:
@@ -596,11 +608,11 @@ def explained(session: Session, finding: Finding) -> Finding | None:
     ops = session.contract.operations
     steps = finding.steps
     probes = _Probes.of(session, MODEL_CHECKS * len(steps), finding)
+    refs = references(steps)
     for i in range(len(steps) - 1):
         if session.minimize_deadline is not None and time.monotonic() > session.minimize_deadline:
             return None
         case = Case(session, replay=True)
-        refs = references(steps)
         outputs: dict[int, Any] = {}
         try:
             for j in range(i + 1):
@@ -676,17 +688,9 @@ class _Probes:
         fresh = next((n for n in NAMES if n not in names), None)
         for name, reading in self.readers.items():
             op = self.checks.session.contract.operations[name]
-            props, required, _ = object_properties(op.input_schema)
-            choices: list[list[Any]] = []
-            for field in required:
-                values = _first_values(steps, field) or _plain_values(props.get(field), names)
-                schema = props.get(field)
-                string = isinstance(schema, Mapping) and schema.get("type") == "string"
-                choices.append([*values, fresh] if string and fresh is not None else values)
-            for combo in islice(product(*choices), CALLS_PER_OPERATION):
+            for call in _candidates(op, steps, names, fresh):
                 if self.checks.spent():
                     return
-                call = Step(name, dict(zip(required, combo, strict=True)))
                 expect = self.checks.judge(state, op, call.input)
                 if expect.kind == "precondition" and expect.clause in reading:
                     yield call
