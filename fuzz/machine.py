@@ -127,6 +127,10 @@ ABSENT_ODDS = 2
 """A key field the input schema does not require is left out one time in this many, as the
 schema's generator leaves out any other optional field: its absence is a case of its own
 (``link`` without ``to`` unlinks; ``resend`` without ``to`` keeps the destination)."""
+STALE_ODDS = 3
+"""In adversarial mode, after a call deleted a key, the next step names it in an operation that
+takes a key of that collection, the other fields drawn as for a valid call, one time in this
+many (``Case.use_after_delete``)."""
 STEP_LABEL = 0x5EED_F022
 SLOW_CALL = 0.2
 """Seconds (CPU seconds for a target in this process: ``Session.call_clock``) past which a call that failed (an error, a crash, a hang: none changes the target's
@@ -216,6 +220,7 @@ class Case:
         "replaying",
         "seen",
         "session",
+        "stale",
         "started",
         "state",
         "steps",
@@ -246,6 +251,8 @@ class Case:
         self.relive: tuple[str, Any] | None = None
         """The record (collection, key) the last accepted call deleted, where this case made and
         changed it: the next step may live its life again (``live_again``)."""
+        self.stale: tuple[str, Any] | None = None
+        """The key (collection, key) the last accepted call deleted (``use_after_delete``)."""
         self.probes = 0
         self.accepted: list[Call] = []
         self.answers: list[Any] = []
@@ -309,6 +316,14 @@ class Case:
             if src.index(RELIVE_ODDS) == RELIVE_ODDS - 1:
                 self.unread = ()
                 self.live_again(plans, *life, src=src)
+                return
+        if self.stale is not None:
+            gone, self.stale = self.stale, None
+            if (
+                session.mode == "adversarial"
+                and src.index(STALE_ODDS) == STALE_ODDS - 1
+                and self.use_after_delete(plans, *gone, src=src)
+            ):
                 return
         if (
             session.stateful
@@ -391,6 +406,29 @@ class Case:
             self.probe(pool[src.index(len(pool))], src)
         else:
             self.valid(plan, src)
+
+    def use_after_delete(self, plans: list[OpPlan], collection: str, key: Any, *, src: Source) -> bool:
+        """A call of an operation that takes a live key of ``collection`` naming ``key``, which
+        the step before deleted, its other fields drawn as a valid call draws them: a fill
+        checked by the pharmacist just dismissed, while it awaits its check. A target that
+        keeps a second record of the key (a licence register beside the staff list) and forgets
+        it there accepts the call; the probes' breaking draws pair the deleted key with a valid
+        rest only by chance. Whether there was such an operation."""
+        readers = [
+            (plan, k.field)
+            for plan in plans
+            for k in plan.steer.keys
+            if k.collection == collection and not k.fresh
+        ]
+        if not readers:
+            return False
+        plan, field = readers[src.index(len(readers))]
+        value = self.draw(plan, src, breaking=False)
+        if not isinstance(value, dict):
+            return False
+        value[field] = key
+        self.send(plan.op, value)
+        return True
 
     def _prefix(self, src: Source) -> Route:
         """The planned prefix a case starts with: one time in two one of those the latest
@@ -492,8 +530,22 @@ class Case:
                 allow_non_object=self.session.allow_non_object,
             )
         else:
-            value = self.draw(plan, src, breaking=True)
+            value = self.draw(plan, src, breaking=True, broken=self._broken(plan, src))
         self.send(plan.op, value)
+
+    def _broken(self, plan: OpPlan, src: Source) -> str | None:
+        """The one key field a breaking draw breaks, the others drawn as a valid call draws them
+        (None: all of them). Breaking every key at once fails the first requires, which reads
+        the first key: a check of a fill that is gone by someone who is gone never asks whether
+        a dismissed pharmacist still checks a fill that awaits its check. A field whose
+        collection lost a key in this case comes first (use after delete, one key at a time)."""
+        fields = [k.field for k in plan.steer.keys]
+        if len(fields) < 2:
+            return None
+        stale = [k.field for k in plan.steer.keys if not k.fresh and self._gone(k.collection)]
+        pool = stale or fields
+        which = src.index(len(pool) + 1)
+        return pool[which] if which < len(pool) else None
 
     def _turned(self, plans: list[OpPlan], src: Source) -> bool:
         """Send again one of the case's latest accepted calls that a ``requires`` refuses now
@@ -548,17 +600,22 @@ class Case:
 
     # -- drawing an input ----------------------------------------------------------------------
 
-    def draw(self, plan: OpPlan, src: Source, *, breaking: bool) -> Any:
+    def draw(self, plan: OpPlan, src: Source, *, breaking: bool, broken: str | None = None) -> Any:
+        """An input for ``plan``: valid-intent, or with its keys broken (``breaking``: all of
+        them, or only the field ``broken``)."""
         value = plan.gen(src)
         if not isinstance(value, dict):
             return value
         value = dict(value)
         if plan.steer.keys:
-            self._keys(plan, value, src, breaking)
+            self._keys(plan, value, src, breaking, broken)
         if plan.scalars and self.pool:
             self._flow(plan, value, src)
-        if plan.steer.witnesses and not breaking:
+        if plan.steer.witnesses and (not breaking or broken is not None):
+            kept = value.get(broken) if broken is not None else None
             self._witnesses(plan, value, src)
+            if broken is not None and kept is not None:
+                value[broken] = kept
         if plan.steer.thresholds:
             self._thresholds(plan, value, src)
         return value
@@ -582,16 +639,21 @@ class Case:
             if src.index(4) < 3 and found:
                 value[field] = found[src.index(len(found))]
 
-    def _keys(self, plan: OpPlan, value: dict[str, Any], src: Source, breaking: bool) -> None:
+    def _keys(
+        self, plan: OpPlan, value: dict[str, Any], src: Source, breaking: bool, broken: str | None = None
+    ) -> None:
         """Key-naming fields take a live key (any of them; distinct from the other fields' keys
-        of the same collection), a key that is gone (use after delete), or a fresh one.
+        of the same collection), a key that is gone (use after delete), or a fresh one; with
+        ``breaking``, the wrong one of these for every field, or for the field ``broken`` only.
 
         A live key is counted from the newest, so that the simplest choice (what shrinking
         reaches) is "the key made last", which survives the removal of earlier steps."""
         state = self.state
         taken: dict[str, list[Any]] = {}
+        whole = breaking
         for key in plan.steer.keys:
             field, collection = key.field, key.collection
+            breaking = whole and (broken is None or field == broken)
             if field in plan.optional and src.index(ABSENT_ODDS) == ABSENT_ODDS - 1:
                 value.pop(field, None)
                 continue
@@ -653,9 +715,13 @@ class Case:
             elif drawn is not None:
                 value[field] = drawn(src)
             chosen.append(value.get(field))
+        breaking = whole and broken is None
         if plan.steer.roles and not breaking:
+            kept = value.get(broken) if broken is not None else None
             self._roles(plan, value, src)
-        if self.focus and not breaking:
+            if broken is not None and kept is not None:
+                value[broken] = kept
+        if self.focus and not whole:
             for key in plan.steer.keys:
                 self.last[key.collection] = value.get(key.field)
 
@@ -1091,7 +1157,9 @@ class Case:
                     if name in session.deleted:
                         self._records(op.name, name, before or {}, after or {}, post)
                     if before and len(after or ()) < len(before):
-                        self.dropped.setdefault(name, []).extend(k for k in before if k not in (after or ()))
+                        lost = [k for k in before if k not in (after or ())]
+                        self.dropped.setdefault(name, []).extend(lost)
+                        self.stale = (name, lost[-1])
                     if name in readers and after:
                         old = before or {}
                         changed += [(name, k) for k, record in after.items() if old.get(k) is not record]
