@@ -1,0 +1,153 @@
+"""Use after delete, one key at a time (``machine.Case.use_after_delete``, ``Case._broken``): a
+deleted key named in a call whose other fields are valid, so that the clause the deleted key
+breaks is the one the call is refused by.
+
+The pharmacy's ``LicenceOutlivesDismissal`` keeps a licence register beside its staff list and
+forgets to strike a dismissed pharmacist off it: a fill awaiting its check is still checked by
+them. A check naming a dismissed pharmacist and a fill that is gone is refused for the fill by
+both implementations; only the fill that awaits its check shows the bug.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+import envfactory
+from envfactory.contracts.model import Contract
+from envfactory.fuzz import machine
+from envfactory.fuzz.findings import FindingError
+from envfactory.fuzz.machine import Case, OpPlan, plans
+from envfactory.fuzz.runner import Session, fuzz
+from envfactory.fuzz.targets import open_target
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from fuzz_sources import Fixed, Seeded
+
+IMPLS = Path(__file__).resolve().parent / "impls"
+PHARMACY = IMPLS / "pharmacy.yaml"
+AWAITING = [
+    ("addDrug", {"drug": "d", "stock": 1}),
+    ("hire", {"name": "a", "role": "pharmacist"}),
+    ("hire", {"name": "t"}),
+    ("prescribe", {"patient": "p", "drug": "d"}),
+    ("prepare", {"rx": 1, "actor": "t"}),
+    ("dismiss", {"name": "a"}),
+]
+"""A fill prepared by t awaits its check; a, the pharmacist, has just been dismissed."""
+
+
+@pytest.fixture(scope="module")
+def pharmacy() -> Contract:
+    return envfactory.load(PHARMACY)
+
+
+def _dismissed(contract: Contract, impl: str, mode: str = "adversarial") -> tuple[Session, Case]:
+    target = open_target(f"python:{IMPLS / 'pharmacy_impl.py'}:{impl}", contract)
+    session = Session(contract, target, mode=mode, time_budget=None)
+    case = Case(session)
+    for name, value in AWAITING:
+        case.send(contract.operations[name], value)
+    return session, case
+
+
+def _readers(session: Session) -> list[tuple[str, str]]:
+    """The (operation, field) pairs ``use_after_delete`` chooses among after a dismissal."""
+    return [
+        (plan.name, key.field)
+        for plan in plans(session)
+        for key in plan.steer.keys
+        if key.collection == "staff" and not key.fresh
+    ]
+
+
+def test_a_dismissed_pharmacist_is_named_in_a_check_of_the_fill_that_awaits_it(pharmacy: Contract) -> None:
+    """The step after the dismissal names the dismissed pharmacist; the fill is the one that
+    awaits its check, as a valid call draws it, and the planted register lets the check through."""
+    session, case = _dismissed(pharmacy, "LicenceOutlivesDismissal")
+    assert case.stale == ("staff", "a")
+    readers = _readers(session)
+    which = readers.index(("check", "actor"))
+    with pytest.raises(FindingError):
+        case.use_after_delete(plans(session), "staff", "a", src=Fixed(0, {len(readers): which}, once=True))
+    last = case.steps[-1]
+    assert (last.tool, last.input, last.status) == ("check", {"rx": 1, "actor": "a"}, 200)
+
+
+def test_the_correct_pharmacy_refuses_the_dismissed_pharmacist_s_check(pharmacy: Contract) -> None:
+    session, case = _dismissed(pharmacy, "Pharmacy")
+    readers = _readers(session)
+    which = readers.index(("check", "actor"))
+    assert case.use_after_delete(plans(session), "staff", "a", src=Fixed(0, {len(readers): which}, once=True))
+    last = case.steps[-1]
+    assert (last.tool, last.input, last.status) == ("check", {"rx": 1, "actor": "a"}, 403)
+
+
+def test_the_step_after_a_delete_uses_the_deleted_key_about_once_in_stale_odds(pharmacy: Contract) -> None:
+    runs = 300
+    named = 0
+    for seed in range(runs):
+        session, case = _dismissed(pharmacy, "Pharmacy")
+        case.started = True
+        case.step(plans(session), Seeded(seed))
+        step = case.steps[len(AWAITING)] if len(case.steps) > len(AWAITING) else None
+        named += (
+            step is not None
+            and any(step.input.get(f) == "a" for f in ("actor", "name"))
+            and step.status >= 400
+        )
+    # other steps name ``a`` too now and then (a probe's breaking draw): the share is at least
+    # the odds' and not far past them
+    assert runs / machine.STALE_ODDS * 0.8 < named < runs / machine.STALE_ODDS * 1.6
+
+
+def test_a_valid_mode_case_never_names_the_deleted_key(pharmacy: Contract) -> None:
+    for seed in range(60):
+        session, case = _dismissed(pharmacy, "Pharmacy", mode="valid")
+        case.started = True
+        case.step(plans(session), Seeded(seed))
+        assert all(s.status < 400 for s in case.steps[len(AWAITING) :])
+
+
+def _check(session: Session) -> OpPlan:
+    (plan,) = [p for p in plans(session) if p.name == "check"]
+    return plan
+
+
+def test_a_breaking_draw_breaks_the_key_of_the_collection_that_lost_one(pharmacy: Contract) -> None:
+    """After the dismissal, a probe's breaking draw of a check breaks the actor alone (or, one
+    time in two, every key as before): the fill stays the one that awaits its check."""
+    session, case = _dismissed(pharmacy, "Pharmacy")
+    plan = _check(session)
+    chosen = {case._broken(plan, Seeded(seed)) for seed in range(40)}
+    assert chosen == {"actor", None}
+    dismissed = awaiting = 0
+    for seed in range(80):
+        value = case.draw(plan, Seeded(seed), breaking=True, broken="actor")
+        assert value["actor"] not in case.state["staff"]
+        dismissed += value["actor"] == "a"
+        awaiting += value["rx"] == 1
+    assert dismissed > 40  # six times in eight the key that is gone
+    assert awaiting > 45  # as a valid call draws it: six times in eight the live fill
+
+
+def test_a_breaking_draw_with_no_key_gone_breaks_either_key_alone(pharmacy: Contract) -> None:
+    session = Session(pharmacy, open_target("sim", pharmacy), mode="adversarial", time_budget=None)
+    case = Case(session)
+    for name, value in AWAITING[:-1]:
+        case.send(pharmacy.operations[name], value)
+    chosen = {case._broken(_check(session), Seeded(seed)) for seed in range(60)}
+    assert chosen == {"rx", "actor", None}
+
+
+def test_the_licence_kept_after_a_dismissal_is_found_in_seven_calls(pharmacy: Contract) -> None:
+    target = open_target(f"python:{IMPLS / 'pharmacy_impl.py'}:LicenceOutlivesDismissal", pharmacy)
+    summary = fuzz(pharmacy, target, seed=3, max_examples=3000, multiple=False)
+    (finding,) = summary.findings
+    assert (finding.operation, finding.kind, len(finding.steps)) == ("check", "forbidden_accepted", 7)
+    check = finding.steps[-1]
+    assert check.tool == "check"
+    dismissed = [s.input["name"] for s in finding.steps if s.tool == "dismiss" and s.status == 200]
+    assert check.input["actor"] in dismissed
