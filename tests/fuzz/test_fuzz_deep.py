@@ -991,3 +991,52 @@ def test_a_run_bounded_by_examples_makes_the_same_calls_on_a_loaded_machine(
     monkeypatch.setattr(engine, "time", _Jumpy())
     loaded = run()
     assert (loaded.test_cases, loaded.calls) == (idle.test_cases, idle.calls)
+
+
+LATE_ATTEMPT = [
+    ("signup", {"name": "l", "credit": 2}),
+    ("addHub", {"name": "l", "cap": 1, "tries": 2}),
+    ("addHub", {"name": "p", "rate": 3, "tries": 3}),
+    ("link", {"hub": "l", "to": "p"}),
+    ("send", {"parcel": "a", "sender": "l", "hub": "l", "to": "p"}),
+    ("forward", {"parcel": "a"}),
+    ("attempt", {"parcel": "a", "home": True}),
+    ("signup", {"name": "\x12üô~"}),
+    ("addHub", {"cap": 2, "rate": 5, "tries": 2, "name": "X"}),
+    ("addHub", {"name": "ntby"}),
+    ("addHub", {"rate": 2, "tries": 3, "name": "orak"}),
+    ("hub", {"name": "orak"}),
+    ("addHub", {"rate": 5, "tries": 1, "name": "(Od0"}),
+    ("setRate", {"rate": 5, "hub": "X"}),
+    ("hub", {"name": "X"}),
+    ("signup", {"credit": 7, "name": "1|"}),
+    ("customer", {"name": "1|"}),
+    ("setRate", {"rate": 1, "hub": "(Od0"}),
+    ("link", {"hub": "orak", "to": "(Od0"}),
+    ("send", {"hub": "orak", "parcel": "ohgf", "sender": "\x12üô~", "to": "(Od0"}),
+    ("forward", {"parcel": "ohgf"}),
+    ("attempt", {"home": False, "parcel": "ohgf"}),
+    ("attempt", {"home": True, "parcel": "ohgf"}),
+]
+"""A run's last finding on the courier's TriesOfOrigin, found as its grace period ran out: a
+parcel attempted past the tries of the hub it is bound for, which counts those of its origin."""
+
+
+def test_a_finding_made_as_the_grace_period_ends_still_gets_its_deletions(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With the grace period spent, the single-step deletions still run (``DELETIONS_FLOOR``,
+    made long here so that the test does not hang on the machine's speed): the reads and the hubs
+    and sender never used leave, and the moves after them do not run past the deadline."""
+    monkeypatch.setattr(runner, "DELETIONS_FLOOR", 3600.0)
+    session, finding = _found("courier", "TriesOfOrigin", LATE_ATTEMPT)
+    assert len(finding.steps) == 23
+    spent = time.monotonic() - 1.0
+    session.minimize_deadline = spent
+    session.findings.add(finding, 19.5)
+    runner._minimize_new(session, set())
+    (shrunk,) = session.findings.all()
+    assert (shrunk.operation, shrunk.kind, len(shrunk.steps)) == ("attempt", "forbidden_accepted", 8)
+    assert session.minimize_deadline == spent
+    # the names are as the search drew them: renaming is one of the moves past the deadline
+    assert shrunk.steps[0].input == {"name": "\x12üô~"}
