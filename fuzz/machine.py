@@ -612,22 +612,19 @@ class Case:
         if plan.scalars and self.pool:
             self._flow(plan, value, src)
         if plan.steer.witnesses and (not breaking or broken is not None):
-            kept = value.get(broken) if broken is not None else None
-            self._witnesses(plan, value, src)
-            if broken is not None and kept is not None:
-                value[broken] = kept
+            self._witnesses(plan, value, src, broken)
         if plan.steer.thresholds:
             self._thresholds(plan, value, src)
         return value
 
-    def _witnesses(self, plan: OpPlan, value: dict[str, Any], src: Source) -> None:
+    def _witnesses(self, plan: OpPlan, value: dict[str, Any], src: Source, broken: str | None = None) -> None:
         """Three times in four, a field an ``any`` of the requires compares with its records
         (``steering.Witness``) takes what one of the records it may name holds: the actor who
         holds a membership of the VM's project. Where two of them test one field (a member of
         both projects), a value both allow comes first."""
         fields: dict[str, list[Any]] = {}
         for witness in plan.steer.witnesses:
-            if witness.field not in value:
+            if witness.field not in value or witness.field == broken:
                 continue
             found = witness.candidates(self.state, value)
             held = fields.get(witness.field)
@@ -717,22 +714,19 @@ class Case:
             chosen.append(value.get(field))
         breaking = whole and broken is None
         if plan.steer.roles and not breaking:
-            kept = value.get(broken) if broken is not None else None
-            self._roles(plan, value, src)
-            if broken is not None and kept is not None:
-                value[broken] = kept
+            self._roles(plan, value, src, broken)
         if self.focus and not whole:
             for key in plan.steer.keys:
                 self.last[key.collection] = value.get(key.field)
 
-    def _roles(self, plan: OpPlan, value: dict[str, Any], src: Source) -> None:
+    def _roles(self, plan: OpPlan, value: dict[str, Any], src: Source, broken: str | None = None) -> None:
         """One draw in two, a ``Role`` field (the name a login stores in the session) takes a
         value the records hold where the clauses compare the session with them (a reviewer
         of a pull request, its author) or whose own record has a flag they read set (an admin):
         who is logged in decides which later calls pass, and a random user rarely is the one."""
         state = self.state
         for role in plan.steer.roles:
-            if role.field not in value or src.index(2) != 0:
+            if role.field not in value or role.field == broken or src.index(2) != 0:
                 continue
             wanted: list[Any] = []
             for collection, field in role.holders:
