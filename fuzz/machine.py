@@ -131,6 +131,9 @@ STALE_ODDS = 3
 """In adversarial mode, after a call deleted a key, the next step names it in an operation that
 takes a key of that collection, the other fields drawn as for a valid call, one time in this
 many (``Case.use_after_delete``)."""
+AGAIN_ODDS = 3
+"""In adversarial mode, after a call made a deleted key again, the next step sends again, as it
+was, a call that named the key before its deletion, one time in this many (``Case.as_before``)."""
 STEP_LABEL = 0x5EED_F022
 SLOW_CALL = 0.2
 """Seconds (CPU seconds for a target in this process: ``Session.call_clock``) past which a call that failed (an error, a crash, a hang: none changes the target's
@@ -201,6 +204,7 @@ class Case:
 
     __slots__ = (
         "accepted",
+        "again",
         "answers",
         "changed",
         "changes",
@@ -251,6 +255,9 @@ class Case:
         self.relive: tuple[str, Any] | None = None
         """The record (collection, key) the last accepted call deleted, where this case made and
         changed it: the next step may live its life again (``live_again``)."""
+        self.again: tuple[str, Any] | None = None
+        """The key (collection, key) the last accepted call made again after its deletion
+        (``as_before``)."""
         self.stale: tuple[str, Any] | None = None
         """The key (collection, key) the last accepted call deleted (``use_after_delete``)."""
         self.probes = 0
@@ -316,6 +323,14 @@ class Case:
             if src.index(RELIVE_ODDS) == RELIVE_ODDS - 1:
                 self.unread = ()
                 self.live_again(plans, *life, src=src)
+                return
+        if self.again is not None:
+            again, self.again = self.again, None
+            if (
+                session.mode == "adversarial"
+                and src.index(AGAIN_ODDS) == AGAIN_ODDS - 1
+                and self.as_before(plans, *again, src=src)
+            ):
                 return
         if self.stale is not None:
             gone, self.stale = self.stale, None
@@ -428,6 +443,31 @@ class Case:
             return False
         value[field] = key
         self.send(plan.op, value)
+        return True
+
+    def as_before(self, plans: list[OpPlan], collection: str, key: Any, *, src: Source) -> bool:
+        """Send again, as it was, one of the accepted calls that named ``key`` of ``collection``
+        before the key was deleted and made again by the step before (the latest ones first): a
+        package deleted and made again by another user is not the old owner's to delete, and an
+        implementation that keeps a cache of the tokens each name has authorized lets the old
+        owner's call through. A valid draw of that call takes a token the new record's owner
+        holds. Whether there was such a call."""
+        by_name = {plan.name: plan for plan in plans}
+        made = len(self.accepted) - 1
+        calls = [
+            (plan, value)
+            for name, value in self.accepted[:made]
+            if (plan := by_name.get(name)) is not None
+            and isinstance(value, dict)
+            and any(
+                k.collection == collection and not k.fresh and value.get(k.field) == key
+                for k in plan.steer.keys
+            )
+        ]
+        if not calls:
+            return False
+        plan, value = calls[-1 - src.index(len(calls))]
+        self.send(plan.op, dict(value))
         return True
 
     def _prefix(self, src: Source) -> Route:
@@ -1223,6 +1263,7 @@ class Case:
                 made_again = key in self.dropped.get(name, ())
                 if made_again:
                     self.session.outcomes.add(f"{op}: {MADE_AGAIN}")
+                    self.again = (name, key)
                 if (
                     made_again
                     and corpus.remade(name, key, history.get((name, key), 0), state)
