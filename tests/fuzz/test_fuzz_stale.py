@@ -1,11 +1,14 @@
 """Use after delete, one key at a time (``machine.Case.use_after_delete``, ``Case._broken``): a
 deleted key named in a call whose other fields are valid, so that the clause the deleted key
-breaks is the one the call is refused by.
+breaks is the one the call is refused by; and a call sent again as it was once its key is made
+again (``Case.as_before``).
 
 The pharmacy's ``LicenceOutlivesDismissal`` keeps a licence register beside its staff list and
 forgets to strike a dismissed pharmacist off it: a fill awaiting its check is still checked by
 them. A check naming a dismissed pharmacist and a fill that is gone is refused for the fill by
-both implementations; only the fill that awaits its check shows the bug.
+both implementations; only the fill that awaits its check shows the bug. The registry's
+``GrantOutlivesDelete`` keeps the tokens a package name authorized after the package is deleted:
+made again by another user, the package is still the old owner's to delete.
 """
 
 from __future__ import annotations
@@ -151,3 +154,52 @@ def test_the_licence_kept_after_a_dismissal_is_found_in_seven_calls(pharmacy: Co
     assert check.tool == "check"
     dismissed = [s.input["name"] for s in finding.steps if s.tool == "dismiss" and s.status == 200]
     assert check.input["actor"] in dismissed
+
+
+REGISTRY = IMPLS / "registry.yaml"
+REMADE = [
+    ("signup", {"user": "u"}),
+    ("signup", {"user": "v"}),
+    ("createToken", {"user": "u"}),
+    ("createPackage", {"token": 1, "package": "p"}),
+    ("deletePackage", {"token": 1, "package": "p"}),
+    ("createToken", {"user": "v"}),
+    ("createPackage", {"token": 2, "package": "p"}),
+]
+"""Package p made by u, deleted, and made again by v."""
+
+
+def _remade(impl: str) -> tuple[Session, Case]:
+    contract = envfactory.load(REGISTRY)
+    target = open_target(f"python:{IMPLS / 'registry_impl.py'}:{impl}", contract)
+    session = Session(contract, target, mode="adversarial", time_budget=None)
+    case = Case(session)
+    for name, value in REMADE:
+        case.send(contract.operations[name], value)
+    return session, case
+
+
+def test_a_call_that_named_a_key_before_it_was_made_again_is_sent_again_as_it_was() -> None:
+    """The old owner's delete of p, sent again once v has made p again: the registry that keeps
+    the tokens each name authorized lets it through."""
+    session, case = _remade("GrantOutlivesDelete")
+    assert case.again == ("packages", "p")
+    with pytest.raises(FindingError):
+        case.as_before(plans(session), "packages", "p", src=Seeded(0))
+    last = case.steps[-1]
+    assert (last.tool, last.input, last.status) == ("deletePackage", {"token": 1, "package": "p"}, 200)
+
+
+def test_the_correct_registry_refuses_the_old_owner_s_call() -> None:
+    session, case = _remade("Registry")
+    assert case.as_before(plans(session), "packages", "p", src=Seeded(0))
+    last = case.steps[-1]
+    assert (last.tool, last.input, last.status) == ("deletePackage", {"token": 1, "package": "p"}, 403)
+    assert len(case.steps) == len(REMADE) + 1
+
+
+def test_a_key_no_earlier_call_named_has_no_call_to_send_again() -> None:
+    """No accepted call named q: nothing to send again, and no step is taken."""
+    session, case = _remade("Registry")
+    assert not case.as_before(plans(session), "packages", "q", src=Seeded(0))
+    assert len(case.steps) == len(REMADE)
