@@ -324,22 +324,15 @@ class Case:
                 self.unread = ()
                 self.live_again(plans, *life, src=src)
                 return
-        if self.again is not None:
-            again, self.again = self.again, None
-            if (
-                session.mode == "adversarial"
-                and src.index(AGAIN_ODDS) == AGAIN_ODDS - 1
-                and self.as_before(plans, *again, src=src)
+        # a key the step before made again, or deleted: a call that names it as before
+        again, gone, self.again, self.stale = self.again, self.stale, None, None
+        if session.mode == "adversarial":
+            for pending, odds, follow in (
+                (again, AGAIN_ODDS, self.as_before),
+                (gone, STALE_ODDS, self.use_after_delete),
             ):
-                return
-        if self.stale is not None:
-            gone, self.stale = self.stale, None
-            if (
-                session.mode == "adversarial"
-                and src.index(STALE_ODDS) == STALE_ODDS - 1
-                and self.use_after_delete(plans, *gone, src=src)
-            ):
-                return
+                if pending is not None and src.index(odds) == odds - 1 and follow(plans, *pending, src=src):
+                    return
         if (
             session.stateful
             and self.lives
