@@ -443,8 +443,8 @@ class Case:
         before the key was deleted and made again by the step before (the latest ones first): a
         package deleted and made again by another user is not the old owner's to delete, and an
         implementation that keeps a cache of the tokens each name has authorized lets the old
-        owner's call through. A valid draw of that call takes a token the new record's owner
-        holds. Whether there was such a call."""
+        owner's call through. A valid draw of that call that names the old owner's token is
+        refused by the model and drawn again. Whether there was such a call."""
         by_name = {plan.name: plan for plan in plans}
         made = len(self.accepted) - 1
         calls = [
@@ -680,22 +680,21 @@ class Case:
         reaches) is "the key made last", which survives the removal of earlier steps."""
         state = self.state
         taken: dict[str, list[Any]] = {}
-        whole = breaking
         for key in plan.steer.keys:
             field, collection = key.field, key.collection
-            breaking = whole and (broken is None or field == broken)
+            breaks = breaking and (broken is None or field == broken)  # this field
             if field in plan.optional and src.index(ABSENT_ODDS) == ABSENT_ODDS - 1:
                 value.pop(field, None)
                 continue
             chosen = taken.setdefault(collection, [])
             live = list(state.get(collection) or ())
             drawn = plan.key_gens.get(field)
-            if key.fresh != breaking:  # a key the collection does not hold
-                gone = self._gone(collection) if breaking else []
+            if key.fresh != breaks:  # a key the collection does not hold
+                gone = self._gone(collection) if breaks else []
                 how = src.index(8)
                 if gone and how < 6:  # a key that is gone: use after delete
                     value[field] = gone[-1 - how % len(gone)]
-                elif not breaking and how >= (2 if self.focus else 5) and (gone := self._gone(collection)):
+                elif not breaks and how >= (2 if self.focus else 5) and (gone := self._gone(collection)):
                     # made again under a key that was deleted, the one deleted last (three draws
                     # in eight, six in a focused case, where it is the key last called with):
                     # a resource made again keeps the history it had in a stale-state bug
@@ -718,7 +717,7 @@ class Case:
                 value[field] = self.last[collection]  # the key last called with
                 chosen.append(value[field])
                 continue
-            if free and collection in plan.steer.deletes and not breaking and src.index(HISTORY_ODDS) == 1:
+            if free and collection in plan.steer.deletes and not breaks and src.index(HISTORY_ODDS) == 1:
                 # a delete takes the key with the longest history (one made, used and then
                 # deleted is where a resource made again under its name can remember too much)
                 history = self.history
@@ -727,7 +726,7 @@ class Case:
                 value[field] = max(reversed(free), key=lambda k: history.get((collection, k), 0))
                 chosen.append(value[field])
                 continue
-            if not breaking and plan.steer.fits and src.index(FIT_ODDS) != FIT_ODDS - 1:
+            if not breaks and plan.steer.fits and src.index(FIT_ODDS) != FIT_ODDS - 1:
                 # mostly a key whose record passes the requires that read it alone (a live lot
                 # still taking bids), where there is one. The draw is made for every key field
                 # of an operation with such requires, those it has none for too (``fitting``
@@ -738,17 +737,14 @@ class Case:
             how = src.index(6 * len(free) + 2)
             if how < 6 * len(free):
                 value[field] = free[-1 - how // 6]
-            elif how == 6 * len(free) and (
-                gone := [k for k in self.known.get(collection, ()) if k not in live]
-            ):
+            elif how == 6 * len(free) and (gone := self._gone(collection)):
                 value[field] = gone[-1]
             elif drawn is not None:
                 value[field] = drawn(src)
             chosen.append(value.get(field))
-        breaking = whole and broken is None
-        if plan.steer.roles and not breaking:
+        if plan.steer.roles and not (breaking and broken is None):
             self._roles(plan, value, src, broken)
-        if self.focus and not whole:
+        if self.focus and not breaking:
             for key in plan.steer.keys:
                 self.last[key.collection] = value.get(key.field)
 
