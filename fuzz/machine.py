@@ -179,8 +179,9 @@ class OpPlan:
 
 
 Read = tuple[OpPlan, str | None, Any]
-"""A read operation, and the key field it names with the key (None, None: a read that takes no
-key) (``Case.unread``)."""
+"""An operation, and the key field it names with the key; or None and the record (collection,
+key) its ``any`` of the requires is to name (``Case.unused``), or None and None: a read that
+takes no key (``Case.unread``)."""
 
 
 def _depth(op: Operation, expect: oracle.Expectation) -> int:
@@ -471,9 +472,16 @@ class Case:
             return prefixes[len(prefixes) - fresh + src.index(fresh)]
         return prefixes[src.index(len(prefixes))]
 
-    def valid(self, plan: OpPlan, src: Source, aim: tuple[str, Any] | None = None) -> None:
+    def valid(
+        self,
+        plan: OpPlan,
+        src: Source,
+        aim: tuple[str, Any] | None = None,
+        held: tuple[str, Any] | None = None,
+    ) -> None:
         """A call meant to be accepted: up to ``TRIES`` draws until the model accepts one
-        (``aim``: a key field and the key it names in every draw). Where the operation's effects
+        (``aim``: a key field and the key it names in every draw; ``held``: a record
+        (collection, key) that every draw's ``Witness`` fields name, ``_hold``). Where the operation's effects
         have a way through no call took yet, an accepted draw that does not take one gets up to
         ``WAY_TRIES`` more draws to find one that does (an order that redeems the points its
         customer holds, where most draws leave the optional field out), where the input's own
@@ -483,7 +491,7 @@ class Case:
         value: Any = None
         expect: oracle.Expectation | None = None
         best: tuple[int, Any, oracle.Expectation] | None = None
-        ways = session.round_ways.get(plan.name) if aim is None else None
+        ways = session.round_ways.get(plan.name) if aim is None and held is None else None
         accepted: tuple[Any, oracle.Expectation] | None = None
         tries = TRIES
         while tries:
@@ -491,6 +499,8 @@ class Case:
             value = self.draw(plan, src, breaking=False)
             if aim is not None and isinstance(value, dict):
                 value[aim[0]] = aim[1]
+            if held is not None and isinstance(value, dict):
+                self._hold(plan, value, *held)
             expect = oracle.judge(session.model, self.state, plan.op, value)
             if expect.accepted:
                 if not ways or self._new_way(ways, value):
@@ -668,6 +678,15 @@ class Case:
         for field, found in fields.items():
             if src.index(4) < 3 and found:
                 value[field] = found[src.index(len(found))]
+
+    def _hold(self, plan: OpPlan, value: dict[str, Any], collection: str, key: Any) -> None:
+        """Every ``Witness`` field whose ``any`` ranges over ``collection`` takes what the record
+        ``key`` holds (``Witness.held_by``): the move into the project of the membership whose
+        role the step before changed, by its user, whatever that role is now."""
+        for witness in plan.steer.witnesses:
+            held = witness.held_by(self.state, value, collection, key)
+            if held is not None:
+                value[witness.field] = held
 
     def _keys(
         self, plan: OpPlan, value: dict[str, Any], src: Source, breaking: bool, broken: str | None = None
@@ -972,7 +991,10 @@ class Case:
         """One of ``calls`` (``unread``, ``unused``), drawn, as a valid call naming its key."""
         plan, field, key = calls[src.index(len(calls))]
         self.previous = plan
-        self.valid(plan, src, None if field is None else (field, key))
+        if field is None:
+            self.valid(plan, src, held=key)
+        else:
+            self.valid(plan, src, (field, key))
 
     def _redrawn(self, plan: OpPlan, collection: str, key: Any, value: Any, src: Source) -> Any:
         """A draw of ``plan`` that names ``key`` where ``value`` does and differs from ``value``
@@ -1286,7 +1308,8 @@ class Case:
                     for field, using in users.items():
                         if record.get(field) != old.get(field):
                             uses += [
-                                (plan, key_field, key if key_field else None) for plan, key_field in using
+                                (plan, key_field, key if key_field else (name, key))
+                                for plan, key_field in using
                             ]
         return uses
 

@@ -113,6 +113,25 @@ class Witness:
                 continue
         return found
 
+    def held_by(self, state: Mapping[str, Any], value: Mapping[str, Any], collection: str, key: Any) -> Any:
+        """What the field takes for the record ``key`` of ``collection`` to be the one the
+        ``any`` names, whether or not the rest of its body holds of it (a membership whose
+        role was just changed: an implementation that judges by the role as added shows only
+        on a call that names it); None where the quantifier does not range over that
+        collection or the record has no such value."""
+        records = state.get(collection)
+        if not isinstance(records, Mapping) or key not in records:
+            return None
+        env = Env(state, value)
+        try:
+            if self.domain(env) is not records:
+                return None
+            env.locals[self.var] = key
+            held = self.value(env)
+        except UNDEFINED:
+            return None
+        return held if isinstance(held, str | int) and not isinstance(held, bool) else None
+
 
 @attrs.frozen(slots=True)
 class Steer:

@@ -108,9 +108,9 @@ def test_swarm_cases_leave_operations_out_and_all_stay_callable(monkeypatch: pyt
     seen: list[frozenset[str]] = []
     original = machine.Case.valid
 
-    def valid(self: Case, plan: machine.OpPlan, src: Source, aim: Any = None) -> None:
+    def valid(self: Case, plan: machine.OpPlan, src: Source, aim: Any = None, held: Any = None) -> None:
         seen.append(self.off)
-        original(self, plan, src, aim)
+        original(self, plan, src, aim, held)
 
     monkeypatch.setattr(machine.Case, "valid", valid)
     target = open_target(f"python:{IMPLS / 'depot_impl.py'}:Depot", DEPOT)

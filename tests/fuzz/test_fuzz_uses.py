@@ -10,6 +10,7 @@ from typing import Any
 
 import envfactory
 from envfactory.fuzz import machine
+from envfactory.fuzz.findings import FindingError
 from envfactory.fuzz.machine import Case, plans
 from envfactory.fuzz.runner import Session
 from envfactory.fuzz.targets import open_target
@@ -17,7 +18,8 @@ from envfactory.fuzz.targets import open_target
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fuzz_sources import Fixed, Seeded
 
-REGISTRAR = Path(__file__).resolve().parent / "impls" / "registrar.yaml"
+IMPLS = Path(__file__).resolve().parent / "impls"
+REGISTRAR = IMPLS / "registrar.yaml"
 
 
 CONTRACT = envfactory.load(REGISTRAR)
@@ -56,7 +58,7 @@ def test_a_changed_field_is_used_next_on_the_record_it_changed() -> None:
     ]:
         case.send(ops[name], value)
     users = {(plan.name, field, key) for plan, field, key in case.unused}
-    assert ("enroll", "student", "s") in users and ("swap", None, None) in users
+    assert ("enroll", "student", "s") in users and ("swap", None, ("students", "s")) in users
     case.started = True
     case.unread = ()  # a read back of the frozen student comes first where there is one
     sent = len(case.steps)
@@ -144,3 +146,59 @@ def test_a_call_inserted_into_a_replay_changes_what_a_later_call_reads() -> None
             changed += _changed(before, case.state, read)
         share[bool(later)] = changed / 200
     assert share[True] >= 0.5 and share[True] > 1.5 * share[False], share
+
+
+CLOUD = envfactory.load(IMPLS / "cloud.yaml")
+MADE_VIEWER = [
+    ("createProject", {"project": "p", "owner": "o"}),
+    ("createVm", {"project": "p", "actor": "o", "vm": "a"}),
+    ("startVm", {"vm": "a", "actor": "o"}),
+    ("stopVm", {"vm": "a", "actor": "o"}),
+    ("createProject", {"project": "q", "owner": "u"}),
+    ("addMember", {"project": "q", "actor": "u", "user": "o", "role": "admin"}),
+    ("setRole", {"actor": "u", "role": "viewer", "member": 3}),
+]
+"""o, added to u's project q as an admin, has just been made a viewer there; o's VM a is stopped."""
+
+
+def _made_viewer(impl: str) -> tuple[Session, Case, list[machine.OpPlan]]:
+    target = open_target(f"python:{IMPLS / 'cloud_impl.py'}:{impl}", CLOUD)
+    session = Session(CLOUD, target, mode="adversarial", time_budget=None)
+    ours = plans(session)
+    case = Case(session)
+    for name, value in MADE_VIEWER:
+        case.send(CLOUD.operations[name], value)
+    return session, case, ours
+
+
+def test_a_use_that_takes_no_key_of_the_changed_record_names_it_through_its_any() -> None:
+    """``moveVm`` takes no membership; its requires ask for one of the mover in the target
+    (``any(members[m].project == input.target and members[m].user == input.actor ...)``). Used
+    after the role change, its every draw names the changed membership's project and user, o
+    into q, though the role there no longer lets o in: the implementation that judges by the
+    role as added lets the move through, the correct one refuses it."""
+    for impl, status in (("RoleAsAdded", 200), ("Cloud", 403)):
+        _, case, ours = _made_viewer(impl)
+        uses = [use for use in case.unused if use[0].name == "moveVm"]
+        assert [(field, key) for _, field, key in uses] == [(None, ("members", 3))]
+        sent = len(case.steps)
+        try:
+            case._named_call(uses, Seeded(0))
+        except FindingError:
+            assert impl == "RoleAsAdded"
+        (move,) = case.steps[sent:]
+        assert (move.tool, move.input["actor"], move.input["target"], move.status) == ("moveVm", "o", "q", status)
+
+
+def test_a_held_record_of_another_collection_leaves_the_draw_as_it_was() -> None:
+    """``_hold`` names a record only through an ``any`` over its own collection: a VM named as
+    the record leaves the actor and target as drawn."""
+    session, case, ours = _made_viewer("Cloud")
+    (move,) = [plan for plan in ours if plan.name == "moveVm"]
+    value = {"vm": "a", "actor": "x", "target": "y"}
+    case._hold(move, value, "vms", "a")
+    assert value == {"vm": "a", "actor": "x", "target": "y"}
+    case._hold(move, value, "members", 3)
+    assert value == {"vm": "a", "actor": "o", "target": "q"}
+    case._hold(move, value, "members", 99)  # no such membership
+    assert value == {"vm": "a", "actor": "o", "target": "q"}
