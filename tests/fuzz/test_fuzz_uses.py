@@ -161,14 +161,14 @@ MADE_VIEWER = [
 """o, added to u's project q as an admin, has just been made a viewer there; o's VM a is stopped."""
 
 
-def _made_viewer(impl: str) -> tuple[Session, Case, list[machine.OpPlan]]:
+def _made_viewer(impl: str) -> tuple[Case, list[machine.OpPlan]]:
     target = open_target(f"python:{IMPLS / 'cloud_impl.py'}:{impl}", CLOUD)
     session = Session(CLOUD, target, mode="adversarial", time_budget=None)
     ours = plans(session)
     case = Case(session)
     for name, value in MADE_VIEWER:
         case.send(CLOUD.operations[name], value)
-    return session, case, ours
+    return case, ours
 
 
 def test_a_use_that_takes_no_key_of_the_changed_record_names_it_through_its_any() -> None:
@@ -178,7 +178,7 @@ def test_a_use_that_takes_no_key_of_the_changed_record_names_it_through_its_any(
     into q, though the role there no longer lets o in: the implementation that judges by the
     role as added lets the move through, the correct one refuses it."""
     for impl, status in (("RoleAsAdded", 200), ("Cloud", 403)):
-        _, case, ours = _made_viewer(impl)
+        case, _ = _made_viewer(impl)
         uses = [use for use in case.unused if use[0].name == "moveVm"]
         assert [(field, key) for _, field, key in uses] == [(None, ("members", 3))]
         sent = len(case.steps)
@@ -193,7 +193,7 @@ def test_a_use_that_takes_no_key_of_the_changed_record_names_it_through_its_any(
 def test_a_held_record_of_another_collection_leaves_the_draw_as_it_was() -> None:
     """``_hold`` names a record only through an ``any`` over its own collection: a VM named as
     the record leaves the actor and target as drawn."""
-    session, case, ours = _made_viewer("Cloud")
+    case, ours = _made_viewer("Cloud")
     (move,) = [plan for plan in ours if plan.name == "moveVm"]
     value = {"vm": "a", "actor": "x", "target": "y"}
     case._hold(move, value, "vms", "a")
