@@ -187,7 +187,8 @@ def test_a_use_that_takes_no_key_of_the_changed_record_names_it_through_its_any(
         except FindingError:
             assert impl == "RoleAsAdded"
         (move,) = case.steps[sent:]
-        assert (move.tool, move.input["actor"], move.input["target"], move.status) == ("moveVm", "o", "q", status)
+        sent_as = (move.tool, move.input["actor"], move.input["target"], move.status)
+        assert sent_as == ("moveVm", "o", "q", status)
 
 
 def test_a_held_record_of_another_collection_leaves_the_draw_as_it_was() -> None:
