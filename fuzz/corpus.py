@@ -429,21 +429,6 @@ class Corpus:
         self._count((feature,))
         return bool(self.fresh)
 
-    def changed(self, moves: Iterable[tuple[str, str, Any, Any]]) -> bool:
-        """Count each record field a call changed, from its value to its new one (coarse, as in
-        a record's shape: ``("members", "role", "admin", "viewer")``); whether one was new. A
-        state shows what a record holds, not what it held: a member added as an admin and made
-        a viewer looks like one added as a viewer, and an implementation that judges by the
-        role as added tells them apart. A case that made a change of a kind no call made
-        before is kept, for later cases to go on from."""
-        words, affixes = self.words, self.affixes
-        self.fresh = []
-        self._count(
-            ("changed", collection, field, _coarse(before, words, affixes), _coarse(after, words, affixes))
-            for collection, field, before, after in moves
-        )
-        return bool(self.fresh)
-
     def settle(self) -> None:
         """A round begins: the features first shown in the one before are no longer young."""
         seen = self.seen

@@ -491,7 +491,7 @@ class Case:
         value: Any = None
         expect: oracle.Expectation | None = None
         best: tuple[int, Any, oracle.Expectation] | None = None
-        ways = session.round_ways.get(plan.name) if aim is None and held is None else None
+        ways = session.round_ways.get(plan.name) if aim is None else None
         accepted: tuple[Any, oracle.Expectation] | None = None
         tries = TRIES
         while tries:
@@ -1185,22 +1185,20 @@ class Case:
                 self.accepted.append((op.name, value))
                 self.answers.append(response.output)
                 corpus = session.corpus
-                kept = corpus.novel(post, session.state_writes[op.name]) and not self.replaying
-                if kept:
+                if corpus.novel(post, session.state_writes[op.name]) and not self.replaying:
                     corpus.add(self.accepted, post)
                 watch = not self.replaying and (corpus.young or self.reading)
                 readers = session.readers if self.replaying or watch else {}
                 changed: list[tuple[str, Any]] = []
                 touched: list[str] = []
                 uses: list[Read] = []
-                moves: list[tuple[str, str, Any, Any]] = []
                 for name in session.writes[op.name]:
                     self._remember(name, post.get(name))
                     before = state.get(name)
                     after = post.get(name)
                     if after is before:
                         continue
-                    uses += self._life(name, before or {}, after or {}, moves)
+                    uses += self._life(name, before or {}, after or {})
                     if name in session.deleted:
                         self._records(op.name, name, before or {}, after or {}, post)
                     if before and len(after or ()) < len(before):
@@ -1212,8 +1210,6 @@ class Case:
                         changed += [(name, k) for k, record in after.items() if old.get(k) is not record]
                     if watch:
                         touched.append(name)
-                if moves and not self.replaying and corpus.changed(moves) and not kept:
-                    corpus.add(self.accepted, post)
                 self.changed = tuple(changed)
                 self.unread = self._reads(changed, touched) if watch else ()
                 self.unused = tuple(dict.fromkeys(uses)) if uses else ()
@@ -1289,12 +1285,11 @@ class Case:
             else:
                 history[(name, key)] = history.get((name, key), 0) + 1
 
-    def _life(self, name: str, before: Any, after: Any, moves: list[tuple[str, str, Any, Any]]) -> list[Read]:
+    def _life(self, name: str, before: Any, after: Any) -> list[Read]:
         """Note the accepted call (the last of ``accepted``) in the life of each record of
         collection ``name`` it made or changed (``lives``); one it deleted after a change is the
         one the next step may live again (``relive``). The calls that use a field it changed in
-        a record (``Session.users``, ``unused``); each such change, from and to, in ``moves``
-        (``Corpus.changed``)."""
+        a record (``Session.users``, ``unused``)."""
         lives = self.lives
         users = self.session.users.get(name)
         uses: list[Read] = []
@@ -1312,9 +1307,14 @@ class Case:
                 if users and isinstance(record, Mapping) and isinstance(old, Mapping):
                     for field, using in users.items():
                         if record.get(field) != old.get(field):
-                            moves.append((name, field, old.get(field), record.get(field)))
+                            # a use that takes no key names the record through its
+                            # witnesses, where it has any (``_hold``)
                             uses += [
-                                (plan, key_field, key if key_field else (name, key))
+                                (
+                                    plan,
+                                    key_field,
+                                    key if key_field else (name, key) if plan.steer.witnesses else None,
+                                )
                                 for plan, key_field in using
                             ]
         return uses
