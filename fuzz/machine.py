@@ -481,12 +481,13 @@ class Case:
     ) -> None:
         """A call meant to be accepted: up to ``TRIES`` draws until the model accepts one
         (``aim``: a key field and the key it names in every draw; ``held``: a record
-        (collection, key) that every draw's ``Witness`` fields name, ``_hold``). Where the operation's effects
-        have a way through no call took yet, an accepted draw that does not take one gets up to
-        ``WAY_TRIES`` more draws to find one that does (an order that redeems the points its
-        customer holds, where most draws leave the optional field out), where the input's own
-        values decide the way (``Branch.drawn``): a way the named record's fields decide is the
-        aimed steps' business, and draws again for it would only cost calls."""
+        (collection, key) that every draw's ``Witness`` fields name, ``_hold``). Where the
+        operation's effects have a way through no call took yet, an accepted draw that does
+        not take one gets up to ``WAY_TRIES`` more draws to find one that does (an order that
+        redeems the points its customer holds, where most draws leave the optional field out),
+        where the input's own values decide the way (``Branch.drawn``): a way the named
+        record's fields decide is the aimed steps' business, and draws again for it would only
+        cost calls."""
         session = self.session
         value: Any = None
         expect: oracle.Expectation | None = None
