@@ -119,11 +119,6 @@ TURNS_LAST, KEPT, CUT = range(3)
 USE_ODDS = 3
 """After a call changed a field of a record, the next step calls an operation whose requires or
 effects read that field one time in this many (``Case.unused``)."""
-DISABLED_ODDS = 2
-"""In adversarial mode, one such call in this many is one the change disabled, where the draws
-find one (``Case._disabled``)."""
-DISABLED_TRIES = 6
-"""Draws ``Case._disabled`` makes looking for a call the change disabled."""
 READ_ODDS = 2
 """After a call that showed a state feature new in the round (and after a corpus entry or a
 planned prefix replayed), the next step reads back a record it changed one time in this many
@@ -236,7 +231,6 @@ class Case:
         "steps",
         "unread",
         "unused",
-        "used",
     )
 
     def __init__(self, session: Session, *, replay: bool = False) -> None:
@@ -296,8 +290,6 @@ class Case:
         changed, each naming the changed record where it takes a key of its collection: a role
         changed between a member's add and a move into their project is judged at the move, and
         an implementation that judges by the role as added shows only there."""
-        self.used: FrozenMap | None = None
-        """The state before the accepted call that left ``unused`` (``_disabled``)."""
         self.reading = False
         """Whether the call being sent ends a replayed entry or prefix (``unread``)."""
         self.replaying = replay
@@ -357,12 +349,6 @@ class Case:
         if self.unused:
             unused, self.unused = self.unused, ()
             if src.index(USE_ODDS) == USE_ODDS - 1:
-                if (
-                    session.mode == "adversarial"
-                    and src.index(DISABLED_ODDS) == DISABLED_ODDS - 1
-                    and self._disabled(unused, src)
-                ):
-                    return
                 self._named_call(unused, src)
                 return
         enabled = [p for p in plans if p.steer.possible(self.state)]
@@ -1011,44 +997,6 @@ class Case:
         else:
             self.valid(plan, src, (field, key))
 
-    def _disabled(self, uses: Sequence[Read], src: Source) -> bool:
-        """Send a call of one of the operations in ``uses`` that the state before the last
-        accepted call accepts and a ``requires`` refuses now; whether the draws found one.
-
-        The change disabled it: an unlink in the middle of a route a -> b -> c turns off the
-        send from a to c, not the one from the hub unlinked. An implementation that keeps what
-        the clause reads in a store of its own (the hubs each hub reaches in two hops) and
-        updates it only for the record changed lets that call through. A call drawn as valid
-        in the new state never is one, and a use that names the changed record is rarely one;
-        the draws here are valid in the state before (keys live then, amounts at its bounds)
-        and judged in both."""
-        before = self.used
-        if before is None:
-            return False
-        model = self.session.model
-        plans = [plan for plan in dict.fromkeys(plan for plan, _, _ in uses) if plan.steer.possible(before)]
-        if not plans:
-            return False
-        plan = plans[src.index(len(plans))]
-        after = self.state
-        for _ in range(DISABLED_TRIES):
-            self.state = before
-            try:
-                value = self.draw(plan, src, breaking=False)
-            finally:
-                self.state = after
-            expect = oracle.judge(model, after, plan.op, value)
-            if (
-                not expect.accepted
-                and expect.kind == "precondition"
-                and oracle.judge(model, before, plan.op, value).accepted
-            ):
-                self.previous = plan
-                self.probes += 1
-                self.send(plan.op, value, expect)
-                return True
-        return False
-
     def _redrawn(self, plan: OpPlan, collection: str, key: Any, value: Any, src: Source) -> Any:
         """A draw of ``plan`` that names ``key`` where ``value`` does and differs from ``value``
         elsewhere, within ``TRIES`` draws (``live_again``): a small field's draws (a course's one
@@ -1266,7 +1214,6 @@ class Case:
                 self.changed = tuple(changed)
                 self.unread = self._reads(changed, touched) if watch else ()
                 self.unused = tuple(dict.fromkeys(uses)) if uses else ()
-                self.used = state if uses else None
                 self._remember_values(value, response.output)
                 return
         else:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import envfactory
-from envfactory.fuzz import machine, oracle
+from envfactory.fuzz import machine
 from envfactory.fuzz.findings import FindingError
 from envfactory.fuzz.machine import Case, plans
 from envfactory.fuzz.runner import Session
@@ -203,57 +203,3 @@ def test_a_held_record_of_another_collection_leaves_the_draw_as_it_was() -> None
     assert value == {"vm": "a", "actor": "o", "target": "q"}
     case._hold(move, value, "members", 99)  # no such membership
     assert value == {"vm": "a", "actor": "o", "target": "q"}
-
-
-COURIER = envfactory.load(IMPLS / "courier.yaml")
-UNLINKED = [
-    ("signup", {"name": "s"}),
-    ("addHub", {"name": "a"}),
-    ("addHub", {"name": "b"}),
-    ("addHub", {"name": "c"}),
-    ("link", {"hub": "a", "to": "b"}),
-    ("link", {"hub": "b", "to": "c"}),
-    ("link", {"hub": "b"}),
-]
-"""A route a -> b -> c, and b unlinked: the send from a to c has no route any more."""
-
-
-def _disabled_calls(impl: str, seeds: int) -> tuple[int, dict[tuple[str, str, str, int], int]]:
-    """``Case._disabled`` after the unlink, once per seed: how many calls were findings, and
-    each call sent (operation, hub, destination, status) with how often."""
-    findings = 0
-    sent: dict[tuple[str, str, str, int], int] = {}
-    for seed in range(seeds):
-        target = open_target(f"python:{IMPLS / 'courier_impl.py'}:{impl}", COURIER)
-        session = Session(COURIER, target, mode="adversarial", time_budget=None)
-        plans(session)
-        case = Case(session)
-        for name, value in UNLINKED:
-            case.send(COURIER.operations[name], value)
-        before, k = case.used, len(case.steps)
-        assert before is not None and {"send", "forward"} <= {plan.name for plan, _, _ in case.unused}
-        try:
-            case._disabled(case.unused, Seeded(seed))
-        except FindingError:
-            findings += 1
-        for step in case.steps[k:]:
-            # every call sent is one the state before the unlink accepts and the model refuses now
-            op = COURIER.operations[step.tool]
-            assert oracle.judge(session.model, before, op, step.input).accepted
-            assert not oracle.judge(session.model, case.state, op, step.input).accepted
-            call = (step.tool, step.input["hub"], step.input["to"], step.status)
-            sent[call] = sent.get(call, 0) + 1
-    return findings, sent
-
-
-def test_a_use_after_a_change_may_be_a_call_the_change_disabled() -> None:
-    """The unlink of b changes a field ``send``, ``forward`` and ``resend`` read. The calls it
-    disabled are the sends from a to c (two hops through b) and from b to c: with no parcel on
-    the way, only ``send`` is possible at all. An implementation that refreshes the routes of
-    the unlinked hub alone (``StaleRoutes``) lets a's send through; the correct one answers 424."""
-    found, sent = _disabled_calls("StaleRoutes", 30)
-    assert {call[:3] for call in sent} == {("send", "a", "c"), ("send", "b", "c")}
-    assert found == sum(n for call, n in sent.items() if call[1] == "a") >= 10
-    found, sent = _disabled_calls("Courier", 30)
-    assert found == 0 and {call[3] for call in sent} == {424}
-    assert sum(sent.values()) >= 15
