@@ -180,8 +180,8 @@ class OpPlan:
 
 Read = tuple[OpPlan, str | None, Any]
 """An operation, and the key field it names with the key; or None and the record (collection,
-key) its ``any`` of the requires is to name (``Case.unused``), or None and None: a read that
-takes no key (``Case.unread``)."""
+key) its ``any`` of the requires is to name (``Case.unused``), or None and None: a call that
+takes no key and names nothing (``Case.unread``, ``Case.unused``)."""
 
 
 def _depth(op: Operation, expect: oracle.Expectation) -> int:
@@ -1308,16 +1308,7 @@ class Case:
                 if users and isinstance(record, Mapping) and isinstance(old, Mapping):
                     for field, using in users.items():
                         if record.get(field) != old.get(field):
-                            # a use that takes no key names the record through its
-                            # witnesses, where it has any (``_hold``)
-                            uses += [
-                                (
-                                    plan,
-                                    key_field,
-                                    key if key_field else (name, key) if plan.steer.witnesses else None,
-                                )
-                                for plan, key_field in using
-                            ]
+                            uses += _uses(using, name, key)
         return uses
 
     def _memo_key(self, name: str, value: Any) -> str:
@@ -1406,6 +1397,21 @@ def _record_writes(op: Operation) -> set[tuple[str, str]]:
     (``_writers``; ``influence.writes``, whose other writes are of state variables)."""
     keyed = {e.target.var for e in op.effects if e.target.key is not None}
     return {(var, field) for var, field in influence.writes(op, keyed) if field is not None}
+
+
+def _uses(using: list[tuple[OpPlan, str | None]], collection: str, key: Any) -> list[Read]:
+    """The calls of ``using`` (``Session.users``) after a change of record ``key`` of
+    ``collection``: each naming the record by its key field; one that takes no key of the
+    collection, through its witnesses where it has any (``Case._hold``), else naming nothing."""
+    uses: list[Read] = []
+    for plan, key_field in using:
+        if key_field is not None:
+            uses.append((plan, key_field, key))
+        elif plan.steer.witnesses:
+            uses.append((plan, None, (collection, key)))
+        else:
+            uses.append((plan, None, None))
+    return uses
 
 
 def _field_changed(before: Any, after: Any, field: str) -> bool:
