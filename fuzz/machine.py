@@ -657,6 +657,8 @@ class Case:
             self._flow(plan, value, src)
         if plan.steer.witnesses and (not breaking or broken is not None):
             self._witnesses(plan, value, src, broken)
+        if plan.steer.members and (not breaking or broken is not None):
+            self._members(plan, value, src, broken)
         if plan.steer.thresholds:
             self._thresholds(plan, value, src)
         return value
@@ -679,6 +681,17 @@ class Case:
         for field, found in fields.items():
             if src.index(4) < 3 and found:
                 value[field] = found[src.index(len(found))]
+
+    def _members(self, plan: OpPlan, value: dict[str, Any], src: Source, broken: str | None = None) -> None:
+        """Three times in four, a field a requires wants among a list's items (``steering.Member``)
+        takes one of them, where the list has any: the job that names a secret its pipeline
+        holds, the unyank of a version that is yanked."""
+        for member in plan.steer.members:
+            if member.field not in value or member.field == broken or src.index(4) == 3:
+                continue
+            found = member.choices(self.state, value)
+            if found:
+                value[member.field] = found[src.index(len(found))]
 
     def _hold(self, plan: OpPlan, value: dict[str, Any], collection: str, key: Any) -> None:
         """Every ``Witness`` field whose ``any`` ranges over ``collection`` takes what the record

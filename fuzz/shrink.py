@@ -92,10 +92,10 @@ def minimize(session: Session, finding: Finding) -> Finding:
     between them two moves that let more steps go: values renamed, one call at a time, to another
     value the trace uses in the same field (the uses of a third API key moved onto the first
     two, after which its creation goes), and integers moved to their schema's bounds (one restock
-    of the most a call allows instead of two); when those stall, the costlier moves ``_added``,
-    ``_fresh``, ``_merged``, ``_pairs``, ``_later`` and ``_freed``, each within
-    ``FALLBACK_REPLAYS`` replays per step, on the trace as those moves left it (a room's capacity
-    at the most a room may have lets two rooms merge)."""
+    of the most a call allows instead of two); when those stall, the costlier moves ``_undone``,
+    ``_added``, ``_fresh``, ``_merged``, ``_pairs``, ``_later``, ``_freed``, ``_lowered`` and
+    ``_replaced``, each within ``FALLBACK_REPLAYS`` replays per step, on the trace as those moves
+    left it (a room's capacity at the most a room may have lets two rooms merge)."""
     best = _shortened(session, finding)
     for _ in range(MAX_ROUNDS):
         # the plain names and the optional fields left out can let more steps go: the same moves
@@ -131,7 +131,7 @@ def _fallen_back(session: Session, start: Finding, length: int) -> Finding:
     """The first of the costlier moves that makes ``start`` shorter than ``length`` steps (else
     what the last one gave)."""
     moved = start
-    for fallback in (_undone, _added, _fresh, _merged, _pairs, _later, _freed, _lowered):
+    for fallback in (_undone, _added, _fresh, _merged, _pairs, _later, _freed, _lowered, _replaced):
         if len(moved.steps) < length:
             break
         moved = fallback(session, start)
@@ -399,6 +399,38 @@ def _lowered(session: Session, finding: Finding) -> Finding:
                 for j in range(len(steps) - 2, -1, -1):
                     if j != i:
                         yield [*lowered[:j], *lowered[j + 1 :]], None
+
+    return _shorter(session, finding, trials())
+
+
+REPLACED = (2, 3)
+"""The runs of calls in a row that ``_replaced`` tries one call in place of."""
+
+
+def _replaced(session: Session, finding: Finding) -> Finding:
+    """``finding`` made shorter by one call standing for two or three in a row: a job that a
+    runner picked and then failed is a job canceled, as far as retrying it goes, and the runner
+    goes with the pick (a third retry, 10 calls to the minimal 8). No deletion, rename or
+    inserted call takes the long way out, since each of its calls alone is needed by the next.
+    The one call is any operation's, with values the trace uses, that the model accepts in the
+    state before the run (``_Checks.calls``); only trials whose other calls the model judges as
+    before are replayed, and the model is asked at most ``MODEL_CHECKS`` times per step."""
+    steps = finding.steps
+    checks = _Checks(session, MODEL_CHECKS * len(steps))
+    base = checks.verdicts(steps)
+    if base is None:
+        return finding
+    states = [state for state, _, _ in _walk(session, steps)]
+
+    def trials() -> Iterator[tuple[list[Step], int | None]]:
+        for width in REPLACED:
+            for i in range(len(steps) - width - 1, -1, -1):  # the failing call stays
+                for call in checks.calls(steps, states[i]):
+                    trial = [*steps[:i], call, *steps[i + width :]]
+                    if checks.first_refused(trial, [*base[:i], True, *base[i + width :]]) is None:
+                        yield trial, None
+                    if checks.spent():
+                        return
 
     return _shorter(session, finding, trials())
 

@@ -13,7 +13,7 @@ Imports the contracts layer only.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import attrs
@@ -134,6 +134,31 @@ class Witness:
 
 
 @attrs.frozen(slots=True)
+class Member:
+    """An input field a requires wants among the items of a list the state holds (``input.secret
+    in pipelines[input.pipeline].secrets``, ``input.version in packages[input.package].yanked``):
+    no key, threshold or witness says which values those are, and a drawn string is almost never
+    one, so a valid call that may leave the field out (a job that names no secret) nearly always
+    does, and the path that reads the list is never taken."""
+
+    field: str
+    items: Compiled = attrs.field(eq=False, repr=False)
+    """The list, read with the rest of the input as drawn."""
+
+    def choices(self, state: Mapping[str, Any], value: Mapping[str, Any]) -> list[Any]:
+        """The list's items the field may take (none where it is undefined or not a list)."""
+        try:
+            items = self.items(Env(state, value))
+        except UNDEFINED:
+            return []
+        if not isinstance(items, list | tuple):
+            return []
+        return [
+            item for item in items[:WITNESSES] if isinstance(item, str | int) and not isinstance(item, bool)
+        ]
+
+
+@attrs.frozen(slots=True)
 class Steer:
     """Everything the fuzzer reads off one operation to draw inputs that it accepts."""
 
@@ -164,6 +189,8 @@ class Steer:
     crowd: tuple[tuple[str, int], ...] = ()
     """For each collection in ``makes``, the live keys past which the operation is no longer
     preferred (``CROWD``, or more where a limit the contract counts needs more: ``crowds``)."""
+    members: tuple[Member, ...] = ()
+    """Input fields a requires wants among a list's items (``members``)."""
 
     @classmethod
     def of(cls, op: Operation, contract: Contract, crowds: Mapping[str, int] | None = None) -> Steer:
@@ -190,6 +217,7 @@ class Steer:
             guards,
             witnesses(op),
             tuple((name, max(CROWD, (crowds or {}).get(name, CROWD))) for name in sorted(makes)),
+            members(op, contract),
         )
 
     def fitting(self, field: str, state: Mapping[str, Any], keys: list[Any]) -> list[Any] | None:
@@ -361,33 +389,40 @@ def key_fields(op: Operation, contract: Contract) -> tuple[KeyField, ...]:
         if field not in relation or (fresh and not relation[field][1]):
             relation[field] = (collection, fresh)
 
-    def visit(node: ir.Expr, negated: bool) -> None:
-        if isinstance(node, ir.Unary) and node.op == "not":
-            visit(node.operand, not negated)
-            return
-        if (
-            isinstance(node, ir.Compare)
-            and node.op in ("in", "not in")
-            and isinstance(node.right, ir.Name)
-            and node.right.id in collections
-        ):
-            note(input_field(node.left), node.right.id, negated != (node.op == "not in"))
-        if isinstance(node, ir.Index) and isinstance(node.obj, ir.Name) and node.obj.id in collections:
-            note(input_field(node.key), node.obj.id, False)
-        for child in ir.children(node):
-            visit(child, negated)
+    def visit(expr: ir.Expr) -> None:
+        for node, negated in signed(expr):
+            if (
+                isinstance(node, ir.Compare)
+                and node.op in ("in", "not in")
+                and isinstance(node.right, ir.Name)
+                and node.right.id in collections
+            ):
+                note(input_field(node.left), node.right.id, negated != (node.op == "not in"))
+            if isinstance(node, ir.Index) and isinstance(node.obj, ir.Name) and node.obj.id in collections:
+                note(input_field(node.key), node.obj.id, False)
 
     for clause in op.requires:
-        visit(clause.expr, False)
+        visit(clause.expr)
     for effect in op.effects:
         if effect.value is not None:
-            visit(effect.value, False)
+            visit(effect.value)
         key = effect.target.key
         if key is not None and effect.target.var in collections:
             field = input_field(key)
             if field is not None and field not in relation:
                 relation[field] = (effect.target.var, not effect.target.fields and not effect.is_delete)
     return tuple(KeyField(f, c, fresh) for f, (c, fresh) in sorted(relation.items()))
+
+
+def signed(node: ir.Expr, negated: bool = False) -> Iterator[tuple[ir.Expr, bool]]:
+    """Every node of ``node`` but the ``not``s, with whether an odd number of them sits above it:
+    ``not (input.x in c)`` wants ``x`` fresh, ``not (input.x not in c)`` wants it live."""
+    if isinstance(node, ir.Unary) and node.op == "not":
+        yield from signed(node.operand, not negated)
+        return
+    yield node, negated
+    for child in ir.children(node):
+        yield from signed(child, negated)
 
 
 def holds_at(test: Compiled, state: Mapping[str, Any], field: str, key: Any) -> bool:
@@ -508,6 +543,27 @@ def witnesses(op: Operation) -> tuple[Witness, ...]:
 
     for clause in op.requires:
         visit(clause.expr)
+    return tuple(found)
+
+
+def members(op: Operation, contract: Contract) -> tuple[Member, ...]:
+    """The ``Member`` fields of ``op``: ``input.f in e`` under an even number of negations in a
+    requires, with ``e`` not a state collection (a key the collection holds is ``key_fields``'s)
+    and not reading ``input.f``."""
+    collections = contract.collections()
+    found: list[Member] = []
+    for clause in op.requires:
+        for node, negated in signed(clause.expr):
+            if not (isinstance(node, ir.Compare) and node.op in ("in", "not in")):
+                continue
+            field, right = input_field(node.left), node.right
+            if (
+                field is not None
+                and negated == (node.op == "not in")
+                and not (isinstance(right, ir.Name) and right.id in collections)
+                and not reads_field(right, field)
+            ):
+                found.append(Member(field, compile_expr(right)))
     return tuple(found)
 
 

@@ -1040,3 +1040,30 @@ def test_a_finding_made_as_the_grace_period_ends_still_gets_its_deletions(
     assert session.minimize_deadline == spent
     # the names are as the search drew them: renaming is one of the moves past the deadline
     assert shrunk.steps[0].input == {"name": "\x12üô~"}
+
+
+def test_one_call_standing_for_two_in_a_row_shortens_a_trace() -> None:
+    """A job picked by a runner and failed, then retried and canceled twice: the third retry is
+    let through by the runners set's RetryOffByOne. A run reported those 10 calls; the pick and
+    the failed finish are one cancel as far as the retries go, and with them gone the runner
+    goes too: 8 calls, the minimum. No deletion, rename or inserted call gets there, since the
+    retry needs the job ended and the finish needs the pick (``shrink._replaced``)."""
+    calls = [
+        ("registerRunner", {"runner": "a"}),
+        ("createPipeline", {"pipeline": "b"}),
+        ("queueJob", {"pipeline": "b"}),
+        ("pickJob", {"runner": "a", "job": 1}),
+        ("finishJob", {"job": 1, "passed": False}),
+        ("retryJob", {"job": 1}),
+        ("cancelJob", {"job": 1}),
+        ("retryJob", {"job": 1}),
+        ("cancelJob", {"job": 1}),
+        ("retryJob", {"job": 1}),
+    ]
+    shrunk = _shrunk("runners", "RetryOffByOne", calls)
+    assert (shrunk.operation, shrunk.kind) == ("retryJob", "forbidden_accepted")
+    assert [s.tool for s in shrunk.steps] == [
+        "createPipeline",
+        "queueJob",
+        *["cancelJob", "retryJob"] * 3,
+    ]

@@ -836,3 +836,33 @@ def test_a_field_a_clause_wants_equal_to_a_state_value_mostly_takes_it() -> None
     keys = [case.draw(rotate, src, breaking=False) for _ in range(450)]
     at = sum(k["key"] == 3 for k in keys if k.get("member") == 1) / sum(k.get("member") == 1 for k in keys)
     assert at > 0.7
+
+
+def test_a_field_a_clause_wants_in_a_list_mostly_takes_one_of_its_items() -> None:
+    """A job may name a secret its pipeline holds (``"secret" not in input or input.secret in
+    pipelines[input.pipeline].secrets``): no key says which strings those are, and a drawn one
+    never is, so before ``steering.Member`` a valid job nearly always left the field out. Now a
+    draw that sends it takes one of the pipeline's secrets three times in four; a secret is
+    fresh where it is added (``not (input.secret in ...)``), which is no ``Member``."""
+    contract = envfactory.load(IMPLS / "runners.yaml")
+    session = _session(contract, "Runners")
+    by_name = {p.name: p for p in plans(session)}
+    assert [m.field for m in by_name["queueJob"].steer.members] == ["secret"]
+    assert not by_name["addSecret"].steer.members
+    case = Case(session, replay=True)
+    calls = [
+        ("createPipeline", {"pipeline": "p"}),
+        ("createPipeline", {"pipeline": "q"}),
+        ("addSecret", {"pipeline": "p", "secret": "w"}),
+        ("addSecret", {"pipeline": "q", "secret": "y"}),
+        ("addSecret", {"pipeline": "q", "secret": "z"}),
+    ]
+    for name, value in calls:
+        case.send(contract.operations[name], value)
+    assert len(case.accepted) == len(calls)
+    src: Any = Seeded(2)
+    draws = [case.draw(by_name["queueJob"], src, breaking=False) for _ in range(800)]
+    secrets = [d["secret"] for d in draws if d.get("pipeline") == "q" and "secret" in d]
+    held = sum(s in ("y", "z") for s in secrets) / len(secrets)
+    assert held > 0.6  # three in four; a drawn string is never one
+    assert {"y", "z"} <= set(secrets) and "w" not in secrets  # p's secret is not q's
