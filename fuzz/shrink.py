@@ -417,10 +417,11 @@ def _replaced(session: Session, finding: Finding) -> Finding:
     before are replayed, and the model is asked at most ``MODEL_CHECKS`` times per step."""
     steps = finding.steps
     checks = _Checks(session, MODEL_CHECKS * len(steps))
-    base = checks.verdicts(steps)
-    if base is None:
+    walked = checks.walked(steps)
+    if walked is None:
         return finding
-    states = [state for state, _, _ in _walk(session, steps)]
+    states = [state for state, _ in walked]
+    base = [accepted for _, accepted in walked]
 
     def trials() -> Iterator[tuple[list[Step], int | None]]:
         for width in REPLACED:
@@ -458,15 +459,20 @@ class _Checks:
         self.used += 1
         return oracle.judge(self.session.model, state, op, value)
 
-    def verdicts(self, steps: Sequence[Step]) -> list[bool] | None:
-        """Whether the model accepts each step; None where a state is read off a response,
-        which the model alone cannot follow."""
-        out: list[bool] = []
-        for _, expect, after in _walk(self.session, steps, self.judge):
+    def walked(self, steps: Sequence[Step]) -> list[tuple[Any, bool]] | None:
+        """The model state before each step and whether the model accepts the step; None where
+        a state is read off a response, which the model alone cannot follow."""
+        out: list[tuple[Any, bool]] = []
+        for state, expect, after in _walk(self.session, steps, self.judge):
             if after is None:
                 return None
-            out.append(expect.accepted)
+            out.append((state, expect.accepted))
         return out
+
+    def verdicts(self, steps: Sequence[Step]) -> list[bool] | None:
+        """Whether the model accepts each step (``walked``)."""
+        walked = self.walked(steps)
+        return None if walked is None else [accepted for _, accepted in walked]
 
     def first_refused(self, steps: Sequence[Step], accepted: Sequence[bool]) -> tuple[int, Any] | None:
         """The first step (but the last) the model refuses where ``accepted`` says it was
