@@ -1350,8 +1350,8 @@ class ContractMachine(RuleBasedStateMachine):
 
 def plans(session: Session) -> list[OpPlan]:
     """The operations' plans; and, in the session, the read operations that take a key of each
-    collection (``Session.readers``) and those that take none, by the state they read
-    (``Session.whole_readers``)."""
+    collection (``Session.readers``) and, by the state they read other than the collections of
+    the keys they take, the read operations to draw with any key (``Session.whole_readers``)."""
     crowd = crowds(session.contract)
     ops = [OpPlan(op, session, crowd) for op in session.contract.operations.values()]
     readers: dict[str, list[OpPlan]] = {}
@@ -1359,10 +1359,12 @@ def plans(session: Session) -> list[OpPlan]:
     for plan in ops:
         if plan.op.effects or not plan.op.ensures:
             continue  # not a read, or nothing to check its answer against
-        if not plan.steer.keys:
-            read = frozenset().union(*(ir.free_names(c.expr) for c in plan.op.ensures))
-            for name in sorted(read & session.contract.state.keys()):
-                whole.setdefault(name, []).append(plan)
+        # A read whose ensures read state past its own keys' collections (a member's count of
+        # bookings through ``classes``) is read back, with any key, after that state changes.
+        read = frozenset().union(*(ir.free_names(c.expr) for c in plan.op.ensures))
+        own = {key.collection for key in plan.steer.keys}
+        for name in sorted((read & session.contract.state.keys()) - own):
+            whole.setdefault(name, []).append(plan)
         for key in plan.steer.keys:
             if not key.fresh:
                 readers.setdefault(key.collection, []).append(plan)

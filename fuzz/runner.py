@@ -418,8 +418,8 @@ class Session:
         self.readers: dict[str, list[Any]] = {}
         """Per collection, the plans of the read operations that take a key of it (``machine.plans``)."""
         self.whole_readers: dict[str, list[Any]] = {}
-        """Per state variable, the plans of the read operations that take no key and whose
-        ensures read it (``machine.plans``)."""
+        """Per state variable, the plans of the read operations whose ensures read it other than
+        through a key they take: read back, with any key, after it changes (``machine.plans``)."""
         self.users: dict[str, dict[str, list[Any]]] = {}
         """Per collection and record field, the plans whose requires or effects read it, each
         with its key field for the collection (``machine.plans``)."""

@@ -786,6 +786,50 @@ def test_a_case_reads_back_what_the_call_ending_its_corpus_entry_changed(
     assert found == 0 and resumed >= 20
 
 
+GYM = envfactory.load(IMPLS / "gym.yaml")
+CANCELLED = (
+    ("hire", {"instructor": "i"}),
+    ("schedule", {"session": "c", "instructor": "i"}),
+    ("join", {"member": "a"}),
+    ("book", {"member": "a", "session": "c"}),
+    ("memberInfo", {"member": "a"}),
+    ("cancelClass", {"session": "c", "instructor": "i"}),
+)
+"""The gym's CachedRefund up to the cancelled class: a's answer was read and kept, and the
+cancel (which changes the class and the booking, not the member) did not drop it."""
+
+
+def test_a_read_that_joins_through_what_a_call_changed_is_read_back_with_any_key(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``memberInfo`` takes a member and counts the member's bookings through ``classes``; a
+    cancelled class changes no member, so no read names a changed record of its collection.
+    Its ensures read ``classes`` and ``bookings``, so it is read back after they change, with any
+    member: a stale answer kept for a shows at the step after the entry about a case in six (a
+    read back in two, the member's one of two reads with the class's, and some cases first make
+    the class again)."""
+    from envfactory.fuzz.findings import FindingError
+
+    session = _session(GYM, "CachedRefund")
+    ops = plans(session)
+    info = {p.name: p for p in ops}["memberInfo"]
+    assert {"bookings", "classes"} <= {n for n, ps in session.whole_readers.items() if info in ps}
+    assert info not in session.whole_readers.get("members", ())  # its own key's collection
+    monkeypatch.setattr(machine, "INSERT_ODDS", 10**9)  # the entry replayed as it is
+    session.published, session.rarity = (CANCELLED,), (1.0,)
+    resumed = found = 0
+    for seed in range(120):
+        case = Case(session)
+        try:
+            case.step(ops, Seeded(seed))
+        except FindingError as err:
+            assert err.finding.operation == "memberInfo" and len(err.finding.steps) <= 8
+            found += 1
+        resumed += [s.tool for s in case.steps[:6]] == [name for name, _ in CANCELLED]
+    assert resumed >= 60
+    assert found >= resumed / 9  # without it, a member read drawn at random: 1 in 24
+
+
 def test_an_actor_an_any_joins_through_the_records_is_drawn_as_one_they_hold() -> None:
     """The cloud set's calls on a VM want an actor who holds an admin or owner membership of the
     VM's project (``any(members[m].project == vms[input.vm].project and members[m].user ==
