@@ -1257,8 +1257,9 @@ class Case:
 
     def _reads(self, changed: Sequence[tuple[str, Any]], touched: Sequence[str]) -> tuple[Read, ...]:
         """The reads of what a call changed: each read operation of a ``changed`` record's
-        collection, with its key field naming it; each read that takes no key whose ensures
-        read a ``touched`` state variable (a count of the open tickets)."""
+        collection, with its key field naming it; each read whose ensures read a ``touched``
+        state variable other than through a key it takes (a count of the open tickets; a
+        member's count of bookings after a class changed), drawn with any key."""
         session = self.session
         reads: list[Read] = []
         for collection, key in changed:
