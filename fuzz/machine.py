@@ -39,7 +39,7 @@ from envfactory.fuzz.corpus import Call
 from envfactory.fuzz.draws import Source
 from envfactory.fuzz.findings import Finding, crash_cause, error_for
 from envfactory.fuzz.references import rebind, references
-from envfactory.fuzz.steering import FITS, MADE_AGAIN, Steer, crowds, holds_at, record_field
+from envfactory.fuzz.steering import FITS, MADE_AGAIN, Steer, crowds, holds_at, nameable, record_field
 from envfactory.trajectory import Step
 
 if TYPE_CHECKING:
@@ -795,7 +795,7 @@ class Case:
                 for record in (state.get(collection) or {}).values():
                     held = record.get(field) if isinstance(record, Mapping) else None
                     for item in held if isinstance(held, list | tuple) else (held,):
-                        if isinstance(item, str | int) and not isinstance(item, bool) and item not in wanted:
+                        if nameable(item) and item not in wanted:
                             wanted.append(item)
             for collection, field in role.flags:
                 for key, record in (state.get(collection) or {}).items():
@@ -820,7 +820,7 @@ class Case:
     def _fresh(self, collection: str, drawn: Any) -> Any:
         """``drawn`` if the collection never held it in this case, else a key made unlike any."""
         seen = self.seen.get(collection, set())
-        if drawn not in seen and isinstance(drawn, str | int) and not isinstance(drawn, bool):
+        if drawn not in seen and nameable(drawn):
             return drawn
         if isinstance(drawn, int) and not isinstance(drawn, bool):
             ints = [k for k in seen if isinstance(k, int) and not isinstance(k, bool)]
@@ -869,7 +869,7 @@ class Case:
         for value in values:
             items = value.values() if isinstance(value, dict) else (value,)
             for item in items:
-                if isinstance(item, str | int) and not isinstance(item, bool) and item not in pool:
+                if nameable(item) and item not in pool:
                     pool.append(item)
         if len(pool) > POOL:
             del pool[: len(pool) - POOL]

@@ -130,7 +130,7 @@ class Witness:
             held = self.value(env)
         except UNDEFINED:
             return None
-        return held if isinstance(held, str | int) and not isinstance(held, bool) else None
+        return held if nameable(held) else None
 
 
 @attrs.frozen(slots=True)
@@ -153,9 +153,7 @@ class Member:
             return []
         if not isinstance(items, list | tuple):
             return []
-        return [
-            item for item in items[:WITNESSES] if isinstance(item, str | int) and not isinstance(item, bool)
-        ]
+        return [item for item in items[:WITNESSES] if nameable(item)]
 
 
 @attrs.frozen(slots=True)
@@ -423,6 +421,12 @@ def signed(node: ir.Expr, negated: bool = False) -> Iterator[tuple[ir.Expr, bool
     yield node, negated
     for child in ir.children(node):
         yield from signed(child, negated)
+
+
+def nameable(value: Any) -> bool:
+    """Whether ``value`` can stand for a name a field takes: a string or an integer (a boolean
+    is an ``int`` to Python, and never a key, a member or a held value)."""
+    return isinstance(value, str | int) and not isinstance(value, bool)
 
 
 def holds_at(test: Compiled, state: Mapping[str, Any], field: str, key: Any) -> bool:
