@@ -479,6 +479,29 @@ def test_a_call_moved_with_two_fields_or_later_lets_a_trace_reach_its_minimal_le
     assert [s.tool for s in finding.steps].count("addStudent") == 1
 
 
+def test_a_call_moved_with_two_fields_onto_names_other_fields_use_reaches_the_minimum() -> None:
+    """A search's PerSourceLimit trace (ledger, 10 calls; its minimum is 8): the fifth transfer
+    overall is let through because the limit is counted per source. The trace's third account
+    sends one of the five; moved to go back from the account the first ones went to (a source
+    and a destination the trace never used in those fields), it lets the third account go."""
+    transfer = "transfer"
+    calls = [
+        ("open", {"name": "a"}),
+        ("open", {"name": "b"}),
+        ("lend", {"amount": 100, "name": "a"}),
+        (transfer, {"amount": 1, "dest": "b", "source": "a"}),
+        ("open", {"name": "c"}),
+        ("lend", {"amount": 100, "name": "c"}),
+        (transfer, {"amount": 1, "dest": "b", "source": "a"}),
+        (transfer, {"amount": 1, "dest": "b", "source": "c"}),
+        (transfer, {"amount": 1, "dest": "b", "source": "a"}),
+        (transfer, {"amount": 2, "dest": "b", "source": "a"}),
+    ]
+    finding = _shrunk("ledger", "PerSourceLimit", calls)
+    assert (finding.kind, finding.operation, len(finding.steps)) == ("forbidden_accepted", transfer, 8)
+    assert {s.input["name"] for s in finding.steps if s.tool == "open"} == {"a", "b"}
+
+
 def test_a_name_merged_into_another_lets_its_creation_go() -> None:
     """Two search traces of the clinic set: in TriageBypass (8 calls, minimum 7) the admissions
     move onto the senior doctor, who comes later in the trace, and the other doctor goes; in
