@@ -18,6 +18,20 @@ at its bound``: the call accepted with the comparison at its bound and deciding 
 other ways through an ``or`` not taken). It is a condition like the others (``Branch``), counted,
 aimed at and planned for the same way.
 
+A ``requires`` that reads a record by one key, where the call names another record of the same
+collection, gives one outcome more per other key: the call accepted where the clause would refuse
+it with that record read in its place (``requires 8 with input.doctor for input.to``): a transfer
+that compares the receiving doctor's load with the sending doctor's cap, or a delivery attempt
+that counts the tries of the hub the parcel came from, not the one it is at. That is the clause
+with one key swapped (a weak mutant of it), and an implementation that reads the wrong record
+agrees with the contract until a state tells the two records apart: two doctors of different
+caps, the receiver with a patient already. (Its other side, the call refused where the swapped
+clause lets it in, is no outcome: planned for too, it took the courier's 28 swaps to 56 goals and
+lost more there than it found elsewhere.) The other keys are the call's input fields that a
+``requires`` makes live in the collection (``input.doctor in doctors``) and, for a record's field
+that names keys of a collection (``parcels[p].to`` read as ``hubs[parcels[p].to]``), the same
+record's other fields the contract reads as keys of it (``parcels[p].origin``).
+
 A condition nested in a way through another (``([] if len(w) < 2 else [w[1]]) if promoted else
 w``) gives its outcomes a second time, under the path that leads to it (``Branch.guard``): the
 second waiter left behind by a promotion is a state of its own, where a cancel of a waiting
@@ -67,8 +81,9 @@ class Branch:
     only the records its key fields name: only then may another draw of the same call take
     another way (``machine.Case.valid``)."""
     bound: str | None = None
-    """For a ``requires`` at its bound (``bounds``), its one outcome's name after the
-    operation's (``requires 2 at its bound``); its failing is no outcome of its own."""
+    """For a condition with one outcome (a ``requires`` at its bound, ``bounds``, or with a key
+    swapped, ``swaps``), that outcome's name after the operation's (``requires 2 at its
+    bound``); its failing is no outcome of its own."""
 
     @property
     def outcomes(self) -> tuple[str, ...]:
@@ -131,8 +146,8 @@ def branches(op: Operation, contract: Contract) -> tuple[Branch, ...]:
 
 def conditions(op: Operation, contract: Contract) -> tuple[Branch, ...]:
     """Every condition of ``op`` whose outcomes a run counts: the ways through its effects
-    (``branches``), then its requires' bounds (``bounds``)."""
-    return branches(op, contract) + bounds(op, contract)
+    (``branches``), then its requires' bounds (``bounds``) and swapped keys (``swaps``)."""
+    return branches(op, contract) + bounds(op, contract) + swaps(op, contract)
 
 
 _STRICT = {"<": (1, 0), ">": (0, 1)}
@@ -157,6 +172,143 @@ def bounds(op: Operation, contract: Contract) -> tuple[Branch, ...]:
             where = "at its bound" if len(atoms) == 1 else f"at bound {index}"
             found.append(_branch(op.name, number, (at,), guard, f"requires {number} {where}"))
     return tuple(found)
+
+
+SWAPPED = "with"
+"""The word of a swapped key's outcome name: ``requires 8 with input.doctor for input.to``."""
+
+
+def swaps(op: Operation, contract: Contract) -> tuple[Branch, ...]:
+    """Each of ``op``'s requires with one record it reads by a key read by another of the call's
+    keys of that collection (see the module docstring): the outcome where the clause holds and
+    the swapped one does not, the other record live. A record read under a quantifier is left
+    alone (its key is the quantifier's), and so is a swap that reads as the clause did."""
+    collections = contract.collections()
+    readable = frozenset(contract.state) | {"input"}
+    live = _live_inputs(op, collections)
+    fields = _key_fields(contract, collections)
+    found: list[Branch] = []
+    seen: set[str] = set()
+    for number, clause in enumerate(op.requires, start=1):
+        reads: dict[str, int] = {}
+        for place, (collection, key) in enumerate(_records(clause.expr, collections)):
+            read = f"{collection}[{to_source(key)}]"
+            reads[read] = reads.get(read, 0) + 1
+            if not ir.free_names(key) <= readable:
+                continue
+            for other in _other_keys(key, collection, live, fields, collections):
+                mutant = _swapped(clause.expr, place, other, collections)
+                name = f"requires {number} {SWAPPED} {to_source(other)} for {to_source(key)}"
+                if reads[read] > 1:  # the same record read again in the clause: which read
+                    name += f" (read {reads[read]})"
+                if mutant == clause.expr or name in seen:
+                    continue
+                seen.add(name)
+                parts = (ir.Compare("in", other, ir.Name(collection)), ir.Unary("not", mutant))
+                found.append(_branch(op.name, number, parts, (), name))
+    return tuple(found)
+
+
+def _records(node: ir.Expr, collections: frozenset[str]) -> Iterator[tuple[str, ir.Expr]]:
+    """The ``c[key]`` reads of a collection in ``node``, pre-order, none below a quantifier."""
+    if isinstance(node, ir.Quant):
+        return
+    if isinstance(node, ir.Index) and (collection := _read_of(node, collections)) is not None:
+        yield collection, node.key
+    for child in ir.children(node):
+        yield from _records(child, collections)
+
+
+def _read_of(node: ir.Expr, collections: frozenset[str]) -> str | None:
+    """The collection ``node`` reads a record of (``c[key]``), if it does."""
+    match node:
+        case ir.Index(obj=ir.Name(id=name)) if name in collections:
+            return name
+    return None
+
+
+def _swapped(node: ir.Expr, place: int, key: ir.Expr, collections: frozenset[str]) -> ir.Expr:
+    """``node`` with its ``place``-th collection read (in ``_records``' order) by ``key``."""
+    count = -1
+
+    def change(current: ir.Expr) -> ir.Expr:
+        nonlocal count
+        if isinstance(current, ir.Quant):
+            return current
+        if isinstance(current, ir.Index) and _read_of(current, collections) is not None:
+            count += 1
+            if count == place:
+                return attrs.evolve(current, key=key)
+        return ir.with_children(current, change)
+
+    return change(node)
+
+
+def _live_inputs(op: Operation, collections: frozenset[str]) -> dict[str, tuple[ir.Expr, ...]]:
+    """Per collection, the input fields ``op``'s requires make live keys of it (``input.f in
+    c``, a whole clause or one of its ``and`` parts)."""
+    out: dict[str, tuple[ir.Expr, ...]] = {}
+    for clause in op.requires:
+        for part in ir.conjuncts(clause.expr):
+            if (
+                isinstance(part, ir.Compare)
+                and part.op == "in"
+                and isinstance(part.right, ir.Name)
+                and part.right.id in collections
+                and input_field(part.left) is not None
+                and part.left not in out.get(part.right.id, ())
+            ):
+                out[part.right.id] = (*out.get(part.right.id, ()), part.left)
+    return out
+
+
+def _key_fields(contract: Contract, collections: frozenset[str]) -> dict[tuple[str, str], tuple[str, ...]]:
+    """Per collection read and the collection whose records hold its keys, the fields of those
+    records the contract reads as its keys anywhere (``hubs[parcels[p].to]``: ``("hubs",
+    "parcels")`` holds ``to``)."""
+    out: dict[tuple[str, str], tuple[str, ...]] = {}
+    for _, clause in contract.clauses():
+        for node in ir.walk(clause.expr):
+            if not isinstance(node, ir.Index) or (collection := _read_of(node, collections)) is None:
+                continue
+            held = _held_in(node.key, collections)
+            if held is not None:
+                pair = (collection, held[0])
+                if held[1] not in out.get(pair, ()):
+                    out[pair] = (*out.get(pair, ()), held[1])
+    return out
+
+
+def _held_in(key: ir.Expr, collections: frozenset[str]) -> tuple[str, str] | None:
+    """``(c, f)`` for a key read as ``c[k].f`` (or ``c[k]["f"]``), a record's field; else None."""
+    match key:
+        case ir.Attr(obj=ir.Index(obj=ir.Name(id=holder)), name=name) if holder in collections:
+            return holder, name
+        case ir.Index(obj=ir.Index(obj=ir.Name(id=holder)), key=ir.Const(value=str() as name)) if (
+            holder in collections
+        ):
+            return holder, name
+    return None
+
+
+def _other_keys(
+    key: ir.Expr,
+    collection: str,
+    live: Mapping[str, tuple[ir.Expr, ...]],
+    fields: Mapping[tuple[str, str], tuple[str, ...]],
+    collections: frozenset[str],
+) -> Iterator[ir.Expr]:
+    """The keys of ``collection`` the call also names, in place of ``key``: the other live input
+    fields for an input field; the record's other key fields for a record's field."""
+    if input_field(key) is not None:
+        yield from (other for other in live.get(collection, ()) if other != key)
+        return
+    held = _held_in(key, collections)
+    if held is None or not isinstance(key, ir.Attr | ir.Index):
+        return
+    for name in fields.get((collection, held[0]), ()):
+        if name != held[1]:
+            yield ir.Attr(key.obj, name)
 
 
 def _at_bound(compare: ir.Compare, positive: bool, scope: TypeChecker) -> ir.Expr | None:
@@ -268,7 +420,7 @@ def find(contract: Contract, outcome: str) -> tuple[Branch, str] | None:
     """The branch an outcome name (``Branch.outcomes``) belongs to, if it names one."""
     name, _, what = outcome.rpartition(": ")
     words = what.split()
-    bound = words[:1] == ["requires"] and "bound" in words
+    bound = words[:1] == ["requires"] and ("bound" in words or words[2:3] == [SWAPPED])
     if name not in contract.operations or len(words) < 3 or not (words[0] == "condition" or bound):
         return None  # a refusal (``requires k fails``) is none: no condition is built to say so
     for branch in conditions(contract.operations[name], contract):
@@ -277,4 +429,4 @@ def find(contract: Contract, outcome: str) -> tuple[Branch, str] | None:
     return None
 
 
-__all__ = ["Branch", "bounds", "branches", "conditions", "find"]
+__all__ = ["Branch", "bounds", "branches", "conditions", "find", "swaps"]
