@@ -27,8 +27,8 @@ with one key swapped (a weak mutant of it), and an implementation that reads the
 agrees with the contract until a state tells the two records apart: two doctors of different
 caps, the receiver with a patient already. (Its other side, the call refused where the swapped
 clause lets it in, is no outcome: planned for too, it took the courier's 28 swaps to 56 goals and
-lost more there than it found elsewhere.) The other keys are the call's input fields that a
-``requires`` makes live in the collection (``input.doctor in doctors``) and, for a record's field
+lost more there than it found elsewhere.) The other keys are the call's input fields that
+name live keys of the collection (``input.doctor in doctors``, ``doctors[input.to]``) and, for a record's field
 that names keys of a collection (``parcels[p].to`` read as ``hubs[parcels[p].to]``), the same
 record's other fields the contract reads as keys of it (``parcels[p].origin``).
 
@@ -55,7 +55,7 @@ from envfactory.contracts.evaluator import Compiled, Env, compile_expr
 from envfactory.contracts.model import Contract, Operation
 from envfactory.contracts.printer import to_source
 from envfactory.contracts.typecheck import TypeChecker
-from envfactory.fuzz.steering import input_field
+from envfactory.fuzz.steering import input_field, key_fields
 
 
 @attrs.frozen(slots=True)
@@ -182,11 +182,15 @@ def swaps(op: Operation, contract: Contract) -> tuple[Branch, ...]:
     """Each of ``op``'s requires with one record it reads by a key read by another of the call's
     keys of that collection (see the module docstring): the outcome where the clause holds and
     the swapped one does not, the other record live. A record read under a quantifier is left
-    alone (its key is the quantifier's), and so is a swap that reads as the clause did."""
+    alone (its key is the quantifier's), and so is a swap that reads as the clause did. The
+    call's other keys of a collection are its live key fields (``steering.key_fields``)."""
     collections = contract.collections()
     readable = frozenset(contract.state) | {"input"}
-    live = _live_inputs(op, collections)
-    fields = _key_fields(contract, collections)
+    live: dict[str, tuple[ir.Expr, ...]] = {}
+    for key_field in key_fields(op, contract):
+        if not key_field.fresh:
+            live[key_field.collection] = (*live.get(key_field.collection, ()), _input(key_field.field))
+    fields = _key_fields(contract)
     found: list[Branch] = []
     seen: set[str] = set()
     for number, clause in enumerate(op.requires, start=1):
@@ -244,28 +248,24 @@ def _swapped(node: ir.Expr, place: int, key: ir.Expr, collections: frozenset[str
     return change(node)
 
 
-def _live_inputs(op: Operation, collections: frozenset[str]) -> dict[str, tuple[ir.Expr, ...]]:
-    """Per collection, the input fields ``op``'s requires make live keys of it (``input.f in
-    c``, a whole clause or one of its ``and`` parts)."""
-    out: dict[str, tuple[ir.Expr, ...]] = {}
-    for clause in op.requires:
-        for part in ir.conjuncts(clause.expr):
-            if (
-                isinstance(part, ir.Compare)
-                and part.op == "in"
-                and isinstance(part.right, ir.Name)
-                and part.right.id in collections
-                and input_field(part.left) is not None
-                and part.left not in out.get(part.right.id, ())
-            ):
-                out[part.right.id] = (*out.get(part.right.id, ()), part.left)
-    return out
+def _input(field: str) -> ir.Expr:
+    return ir.Attr(ir.Name("input"), field)
 
 
-def _key_fields(contract: Contract, collections: frozenset[str]) -> dict[tuple[str, str], tuple[str, ...]]:
+_KEY_FIELDS: dict[int, tuple[Contract, dict[tuple[str, str], tuple[str, ...]]]] = {}
+"""``_key_fields`` of the last contract asked, by its id (the contract kept: its id is not
+reused): ``conditions`` is asked per operation, and a walk of the whole contract per operation
+cost Stripe's document (417 operations) 2.4 CPU-s each time, once is 6 ms."""
+
+
+def _key_fields(contract: Contract) -> dict[tuple[str, str], tuple[str, ...]]:
     """Per collection read and the collection whose records hold its keys, the fields of those
     records the contract reads as its keys anywhere (``hubs[parcels[p].to]``: ``("hubs",
     "parcels")`` holds ``to``)."""
+    known = _KEY_FIELDS.get(id(contract))
+    if known is not None and known[0] is contract:
+        return known[1]
+    collections = contract.collections()
     out: dict[tuple[str, str], tuple[str, ...]] = {}
     for _, clause in contract.clauses():
         for node in ir.walk(clause.expr):
@@ -276,6 +276,8 @@ def _key_fields(contract: Contract, collections: frozenset[str]) -> dict[tuple[s
                 pair = (collection, held[0])
                 if held[1] not in out.get(pair, ()):
                     out[pair] = (*out.get(pair, ()), held[1])
+    _KEY_FIELDS.clear()
+    _KEY_FIELDS[id(contract)] = (contract, out)
     return out
 
 
