@@ -26,10 +26,11 @@ from envfactory.contracts.errors import EvaluationError
 from envfactory.contracts.evaluator import Env
 from envfactory.contracts.model import Operation
 from envfactory.fuzz import oracle
+from envfactory.fuzz.completion import Completions, counts, differs, judged
 from envfactory.fuzz.findings import Finding, FindingError
 from envfactory.fuzz.inputs import integer_bounds, object_properties
 from envfactory.fuzz.references import ids, is_id, rebind, references
-from envfactory.fuzz.steering import Threshold, thresholds
+from envfactory.fuzz.steering import Threshold, key_fields, thresholds
 from envfactory.trajectory import Step
 
 if TYPE_CHECKING:
@@ -48,7 +49,7 @@ def replay(session: Session, steps: Sequence[Step], want: Finding, skip: int | N
     shows up."""
     from envfactory.fuzz.machine import Case
 
-    if session.minimize_deadline is not None and time.monotonic() > session.minimize_deadline:
+    if _past_deadline(session):
         return None  # the budget's grace is spent: the sequence stays as short as it got
     session.replays += 1
     refs = references(steps)
@@ -131,7 +132,7 @@ def _fallen_back(session: Session, start: Finding, length: int) -> Finding:
     """The first of the costlier moves that makes ``start`` shorter than ``length`` steps (else
     what the last one gave)."""
     moved = start
-    for fallback in (_undone, _added, _fresh, _merged, _pairs, _later, _freed, _lowered, _replaced):
+    for fallback in (_solved, _undone, _added, _fresh, _merged, _pairs, _later, _freed, _lowered, _replaced):
         if len(moved.steps) < length:
             break
         moved = fallback(session, start)
@@ -200,6 +201,85 @@ def _added(session: Session, finding: Finding) -> Finding:
                 yield [*trial[:j], *trial[j + 1 :]], None
 
     return _shorter(session, finding, trials())
+
+
+SOLVED_PER_STEP = 3
+"""Completions ``_solved`` may ask the solver for, per step of the trace."""
+
+
+def _solved(session: Session, finding: Finding) -> Finding:
+    """``finding`` made shorter by a step left out, or a name standing for another (a creation
+    it repeats left out too), with the integers the trace chose taken from a completion the model
+    judges call by call as it judged the trace (``completion``): two restocks of two in a bin of
+    two become one of four in a bin of four, which no value moved alone gives (the capacity has to
+    grow with the restock). The integers of the calls up to the first the model would judge
+    otherwise are solved for first, the later ones kept as they were (the values that show the
+    finding), and then all of them; the responses' words kept first (a booking that waited for a
+    seat still waits), then free. Only trials the model judges otherwise are solved for: the
+    others are the plain moves' business."""
+    steps = finding.steps
+    base = judged(session, steps)
+    if base is None:
+        return finding
+    fixed = _enumerated(session, steps)
+    names = [n for n in _strings(steps) if n not in fixed]
+    contract = session.contract
+    fresh = {
+        name: [key for key in key_fields(op, contract) if key.fresh]
+        for name, op in contract.operations.items()
+    }
+
+    def created(step: Step) -> set[tuple[str, Any]]:
+        """The keys a call makes: its fields that want a key not held yet."""
+        value = step.input if isinstance(step.input, Mapping) else {}
+        return {(key.collection, value[key.field]) for key in fresh[step.tool] if key.field in value}
+
+    def skeletons() -> Iterator[tuple[list[Step], list[oracle.Expectation]]]:
+        for j in range(len(steps) - 2, -1, -1):
+            yield [*steps[:j], *steps[j + 1 :]], [*base[:j], *base[j + 1 :]]
+        for later in reversed(range(len(names))):
+            for other in names[:later]:
+                renamed = _renamed(steps, names[later], other)
+                got = judged(session, renamed)
+                if got is None:
+                    continue
+                made: set[tuple[str, Any]] = set()
+                kept: list[int] = []
+                for i, expect in enumerate(got):
+                    keys = created(renamed[i])
+                    if expect.accepted:
+                        made.update(keys)
+                    elif base[i].accepted and keys and keys <= made and i < len(steps) - 1:
+                        continue  # a creation the merge repeats goes
+                    kept.append(i)
+                yield [renamed[i] for i in kept], [base[i] for i in kept]
+
+    def trials() -> Iterator[tuple[list[Step], int | None]]:
+        asked = 0
+        for trial, verdicts in skeletons():
+            got = judged(session, trial)
+            first = None if got is None else differs(got, verdicts)
+            if got is None or first is None:
+                continue
+            # the clause that judges the first call otherwise: integers can only move a count
+            clause = got[first].clause if not got[first].accepted else verdicts[first].clause
+            if clause is None or not counts(clause.expr):
+                continue
+            for free, words in dict.fromkeys(((first + 1, True), (len(trial), True), (len(trial), False))):
+                if asked >= SOLVED_PER_STEP * len(steps) or _past_deadline(session):
+                    return
+                asked += 1
+                done = completions.completed(trial, verdicts, free, words)
+                yield from ((list(steps), None) for steps in done)
+                if done:
+                    break
+
+    with Completions(session) as completions:
+        return _shorter(session, finding, trials())
+
+
+def _past_deadline(session: Session) -> bool:
+    return session.minimize_deadline is not None and time.monotonic() > session.minimize_deadline
 
 
 def _undone(session: Session, finding: Finding) -> Finding:
@@ -657,7 +737,7 @@ def explained(session: Session, finding: Finding) -> Finding | None:
     probes = _Probes.of(session, MODEL_CHECKS * len(steps), finding)
     refs = references(steps)
     for i in range(len(steps) - 1):
-        if session.minimize_deadline is not None and time.monotonic() > session.minimize_deadline:
+        if _past_deadline(session):
             return None
         case = Case(session, replay=True)
         outputs: dict[int, Any] = {}
