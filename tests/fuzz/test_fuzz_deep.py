@@ -817,6 +817,30 @@ def test_a_parcel_sent_again_on_a_stale_route_is_shown_as_a_send_on_it(
     assert ("resend", "forbidden_accepted", "") in session.explained
 
 
+def test_a_wrong_record_is_read_back_alone_after_the_step_that_changed_it() -> None:
+    """The courier's AttemptsCarriedOver as a search gave it (session 43, 11 calls): a parcel sent
+    again keeps the failed attempts of its first round, so a second give-back is let through.
+    The resend changed three records (the sender, the hub, the parcel); the parcel read back right
+    after it shows the defect in 10 calls, without the reads of the other two before it."""
+    calls = [
+        ("addHub", {"name": "a", "tries": 1}),
+        ("signup", {"name": "b"}),
+        ("addHub", {"name": "c"}),
+        ("link", {"hub": "c", "to": "a"}),
+        ("send", {"parcel": "d", "sender": "b", "hub": "c", "to": "a"}),
+        ("forward", {"parcel": "d"}),
+        ("attempt", {"home": False, "parcel": "d"}),
+        ("giveBack", {"parcel": "d"}),
+        ("resend", {"parcel": "d"}),
+        ("forward", {"parcel": "d"}),
+        ("giveBack", {"parcel": "d"}),
+    ]
+    session = _reported("courier", "AttemptsCarriedOver", calls)
+    [found] = session.findings.all()
+    assert (found.kind, found.operation, len(found.steps)) == ("postcondition", "parcel", 10)
+    assert [s.tool for s in found.steps[-2:]] == ["resend", "parcel"]
+
+
 def test_names_are_made_plain_around_the_values_a_schema_lists() -> None:
     """The cloud's RoleAsAdded as a search gave it (session 37, 9 calls): the names the search
     drew (f, v, p, b) become a, b, c, d all at once, the roles (an enum) staying as they are;
