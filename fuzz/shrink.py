@@ -93,10 +93,11 @@ def minimize(session: Session, finding: Finding) -> Finding:
     between them two moves that let more steps go: values renamed, one call at a time, to another
     value the trace uses in the same field (the uses of a third API key moved onto the first
     two, after which its creation goes), and integers moved to their schema's bounds (one restock
-    of the most a call allows instead of two); when those stall, the costlier moves ``_undone``,
-    ``_added``, ``_fresh``, ``_merged``, ``_pairs``, ``_later``, ``_freed``, ``_lowered`` and
-    ``_replaced``, each within ``FALLBACK_REPLAYS`` replays per step, on the trace as those moves
-    left it (a room's capacity at the most a room may have lets two rooms merge)."""
+    of the most a call allows instead of two); when those stall, the costlier moves ``_solved``,
+    ``_undone``, ``_added``, ``_fresh``, ``_merged``, ``_pairs``, ``_later``, ``_freed``,
+    ``_lowered`` and ``_replaced``, each within ``FALLBACK_REPLAYS`` replays per step, on the
+    trace as those moves left it (a room's capacity at the most a room may have lets two rooms
+    merge)."""
     best = _shortened(session, finding)
     for _ in range(MAX_ROUNDS):
         # the plain names and the optional fields left out can let more steps go: the same moves
@@ -270,7 +271,7 @@ def _solved(session: Session, finding: Finding) -> Finding:
                     return
                 asked += 1
                 done = completions.completed(trial, verdicts, free, words)
-                yield from ((list(steps), None) for steps in done)
+                yield from ((list(completed), None) for completed in done)
                 if done:
                     break
 
