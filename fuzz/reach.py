@@ -84,12 +84,12 @@ class Route:
     is where the rest was planned from."""
 
 
-Goal = tuple[str, int | None] | tuple[str, None, ir.Expr] | tuple[str, int | None, Write]
+Goal = tuple[str, int | None] | tuple[str, int | None, ir.Expr] | tuple[str, int | None, Write]
 """A clause outcome to plan for: the operation, and the index of the ``requires`` that fails
-while the ones before it hold (None: the operation accepted, and where a third item is given,
-accepted in a state and with an input where that condition holds: a way through its effects,
-``branches.py``). With a ``Write`` third, the outcome holds because of an earlier call's write
-(``influence.py``)."""
+while the ones before it hold (None: the operation accepted), and where a third item is given,
+in a state and with an input where that condition holds too: a way through its effects, or
+a refusal where a mutant of the clause would let the call in (``branches.py``). With a
+``Write`` third, the outcome holds because of an earlier call's write (``influence.py``)."""
 
 
 def goal_of(outcome: str, contract: Contract | None = None) -> Goal | None:
@@ -100,7 +100,7 @@ def goal_of(outcome: str, contract: Contract | None = None) -> Goal | None:
         return name, None
     if contract is not None and (found := branches.find(contract, outcome)) is not None:
         branch, taken = found
-        return name, None, branch.condition(taken)
+        return name, branch.number - 1 if branch.refused else None, branch.condition(taken)
     if what.startswith("requires ") and what.endswith(" fails"):
         return name, int(what.split()[1]) - 1
     return None
@@ -579,6 +579,8 @@ def _wanted(unrolling: Unrolling, goal: Goal, depth: int) -> tuple[z3.BoolRef, A
     try:
         io = tr.step_vars(op, f"goal{depth}.{name}.{failing}")
         held = [tr.clause(c, last, io) for c in op.requires[:failing]]
+        if len(goal) == 3:  # refused where a condition holds too (``branches.statuses``)
+            held.append(tr.clause(goal[2], last, io))
         return z3.And(io.constraints, *held, z3.Not(tr.clause(op.requires[failing], last, io))), io.input
     except SolverError:
         return None  # a clause outside the symbolic fragment

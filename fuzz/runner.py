@@ -378,9 +378,12 @@ class Session:
         """Findings earlier rounds of the run reported: seen again, they end the case quietly."""
         self.outcomes: set[str] = set()
         self.all_outcomes = clause_outcomes(closed)
-        self.open_branches = {name: conditions(op, closed) for name, op in closed.operations.items()}
+        every = {name: conditions(op, closed) for name, op in closed.operations.items()}
+        self.open_branches = {name: tuple(b for b in ways if not b.refused) for name, ways in every.items()}
         """The conditions of each operation (its effects' ways, its requires' bounds) with an
-        outcome not yet covered."""
+        outcome not yet covered, taken by accepted calls."""
+        self.open_refusals = {name: tuple(b for b in ways if b.refused) for name, ways in every.items()}
+        """The same, taken by calls one of its requires refuses (``Branch.refused``)."""
         self.aims: dict[str, tuple[tuple[str, Compiled], ...]] = {}
         """Per operation, the ways through its effects not yet covered that one key field
         decides: the field, and what the call must satisfy (``Case._aimed``)."""
@@ -548,7 +551,13 @@ class Session:
                 if len(self.outcomes) > before:
                     self._branches_taken(op.name)
         elif expect.kind == "precondition" and expect.clause is not None:
-            self.outcomes.add(f"{op.name}: requires {op.requires.index(expect.clause) + 1} fails")
+            number = op.requires.index(expect.clause) + 1
+            self.outcomes.add(f"{op.name}: requires {number} fails")
+            if refusals := self.open_refusals.get(op.name):
+                for branch in refusals:
+                    if branch.number == number and (taken := branch.taken(state, value)) is not None:
+                        self.outcomes.add(taken)
+                self.open_refusals[op.name] = tuple(b for b in refusals if b.outcomes[0] not in self.outcomes)
         elif expect.kind == "input_schema":
             self.outcomes.add(f"{op.name}: input schema fails")
 

@@ -26,6 +26,7 @@ import attrs
 
 from envfactory.contracts import ir
 from envfactory.contracts.errors import EvaluationError
+from envfactory.contracts.memo import per_contract
 from envfactory.contracts.model import UNKNOWN, Contract, Operation
 from envfactory.contracts.semantics import Failure, Machine
 from envfactory.contracts.state import initial_state
@@ -107,18 +108,9 @@ class _Compiled:
         self.one_of = OneOfCheck()
 
 
-_CACHE: dict[int, tuple[Contract, _Compiled]] = {}
-
-
+@per_contract(keep=64)
 def _compiled(contract: Contract) -> _Compiled:
-    hit = _CACHE.get(id(contract))
-    if hit is not None and hit[0] is contract:
-        return hit[1]
-    compiled = _Compiled(contract)
-    if len(_CACHE) > 64:
-        _CACHE.clear()
-    _CACHE[id(contract)] = (contract, compiled)
-    return compiled
+    return _Compiled(contract)
 
 
 class Simulator:
