@@ -601,8 +601,9 @@ def grace(time_budget: float) -> float:
 def clause_outcomes(contract: Contract) -> tuple[str, ...]:
     """Every clause outcome a run can cover: each operation accepted, each condition of its
     effects holding and each of its parts failing, each numeric comparison of its requires at
-    its bound (``branches.py``), each of its requires
-    failing while the earlier ones hold, and its input schema failing; and, for an operation
+    its bound, each of its requires' weak mutants (a key swapped, a listed value counted
+    otherwise) told apart from it (``branches.py``), each of its requires failing while the
+    earlier ones hold, and its input schema failing; and, for an operation
     that makes a key of a collection another operation deletes keys of, that operation accepted
     on a key made again under the name of a deleted one (where a record made again remembers
     what the deleted one had: ``machine.Case.history``)."""
