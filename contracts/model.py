@@ -6,6 +6,7 @@ fields excluded from equality, built once by the loader so that every user share
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -135,9 +136,10 @@ class Operation:
     input_validator: Validator = attrs.field(eq=False, repr=False, default=None)
     output_validator: Validator = attrs.field(eq=False, repr=False, default=None)
 
-    @property
+    @functools.cached_property
     def reads_output(self) -> bool:
-        """Whether effects depend on the response (a producer whose id comes back)."""
+        """Whether effects depend on the response (a producer whose id comes back); kept, since
+        the fuzzer's model asks it on every call it judges."""
         for effect in self.effects:
             parts = [p for p in (effect.value, effect.target.key) if p is not None]
             if any("output" in ir.free_names(p) for p in parts):

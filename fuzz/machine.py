@@ -1199,7 +1199,9 @@ class Case:
                 self.accepted.append((op.name, value))
                 self.answers.append(response.output)
                 corpus = session.corpus
-                if corpus.novel(post, session.state_writes[op.name]) and not self.replaying:
+                # a shrinking replay's states are not the search's: counted, they would make
+                # the states the search reaches later look seen, and never kept
+                if not self.replaying and corpus.novel(post, session.state_writes[op.name]):
                     corpus.add(self.accepted, post)
                 watch = not self.replaying and (corpus.young or self.reading)
                 readers = session.readers if self.replaying or watch else {}

@@ -37,6 +37,8 @@ def references(steps: Sequence[Step]) -> dict[tuple[int, str], Ref]:
     a response that is the number alone): a course of two seats made after enrollment 2 has
     nothing to do with it, and a replay that moved its seats with the enrollment's number lost
     the finding it was shrinking."""
+    sent = [frozenset(v for _, v in ids(step.input)) for step in steps]
+    returned = [ids(step.output) for step in steps]
     refs: dict[tuple[int, str], Ref] = {}
     for i, step in enumerate(steps):
         if not isinstance(step.input, Mapping):
@@ -45,12 +47,12 @@ def references(steps: Sequence[Step]) -> dict[tuple[int, str], Ref]:
             if not is_id(value):
                 continue
             for j in range(i - 1, -1, -1):
-                earlier = steps[j]
-                sent = {v for _, v in ids(earlier.input)}
+                if value in sent[j]:
+                    continue
                 hits = [
                     f
-                    for f, v in ids(earlier.output)
-                    if v == value and v not in sent and (isinstance(v, str) or _named_alike(str(field), f))
+                    for f, v in returned[j]
+                    if v == value and (isinstance(v, str) or _named_alike(str(field), f))
                 ]
                 if hits:
                     refs[(i, str(field))] = (j, hits[0])
