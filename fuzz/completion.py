@@ -107,7 +107,11 @@ class Completions:
     afresh (where there is no fork, in this process); leaving the ``with`` ends the worker."""
 
     session: Session
-    worker: deadline.Worker[Query, Any] | None = None
+    worker: deadline.Worker[Query, Any] = attrs.field(init=False)
+
+    @worker.default
+    def _worker(self) -> deadline.Worker[Query, Any]:
+        return deadline.Worker(_handler(self.session.contract))  # forks on its first call
 
     def completed(
         self, trial: Sequence[Step], verdicts: Sequence[oracle.Expectation], free: int, words: bool = True
@@ -117,8 +121,6 @@ class Completions:
         integer moved back toward what the trial sent (``_closest``), then as the solver chose
         them; none where there is no completion, or it changes nothing."""
         query: Query = (tuple(trial), tuple((v.accepted, v.status) for v in verdicts), free, words)
-        if self.worker is None:
-            self.worker = deadline.Worker(_handler(self.session.contract))
         answer = self.worker.call(query, SECONDS)
         if not isinstance(answer, dict):
             return []
@@ -179,9 +181,7 @@ class Completions:
         return done
 
     def close(self) -> None:
-        if self.worker is not None:
-            self.worker.close()
-            self.worker = None
+        self.worker.close()
 
     def __enter__(self) -> Completions:
         return self
