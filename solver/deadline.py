@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gc
 import math
 import os
 import pickle
@@ -246,6 +247,22 @@ def _limit_self(memory_mb: int) -> None:
             ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
     if os.getppid() == 1:  # the caller died before the signal was armed
         os._exit(1)
+    _settle_collector()
+
+
+def _settle_collector() -> None:
+    """The cyclic garbage collector started the same in every worker, whatever the caller did.
+
+    Z3 hands the ids of the terms Python frees to the next terms it makes, and its answers
+    depend on those ids. A collection comes when enough objects were allocated since the last
+    one, counted from the state the fork copied: a planning worker forked after other work in
+    the same process (a second fuzz run, a notebook) freed its cyclic garbage at other moments
+    and planned other routes for the same goals. The caller's objects, its garbage too, are
+    frozen out of every collection (moved aside at once, never traversed: a worker forked from
+    a large process pays nothing), and the counts start from nothing, so collections come where
+    the worker's own allocations put them."""
+    gc.freeze()
+    gc.collect()  # with nothing to collect, the counts and the long-lived total start from zero
 
 
 def _limit_cpu(seconds: float) -> None:

@@ -687,7 +687,10 @@ def test_a_route_planned_in_a_worker_has_the_same_inputs_whatever_was_asked_befo
     """The run plans in a forked worker that starts its solver state afresh: without that the
     inputs came out otherwise after other work in the process (an isbn read back as another
     contract's literal ``"delivered"``), and a test comparing a run in a worker with the same run
-    here failed one time in a few under ``-n 2``."""
+    here failed one time in a few under ``-n 2``. And its garbage collector starts afresh: Z3
+    gives the ids of the terms Python frees to the next ones, so a worker that inherited other
+    allocation counts freed them at other moments, and the route relayed from a stepping stone
+    went through another stone (a second fuzz run in one process planned other prefixes)."""
     import z3
 
     from envfactory.fuzz.reach import plan_apart
@@ -706,14 +709,9 @@ def test_a_route_planned_in_a_worker_has_the_same_inputs_whatever_was_asked_befo
     solver.add(z3.Distinct(*names), *[z3.Length(n) == 2 for n in names])
     assert solver.check() == z3.sat
     plan(envfactory.load(IMPLS / "courier.yaml"), [("signup", None), ("send", 1)], effort=10**7)
+    kept = [[n] for n in range(100_000)]  # other work's objects, still alive when the worker forks
     again = planned()
-    # the routes planned from the initial state; a route relayed from a stepping stone goes
-    # through the stone the solver's model chose, which may differ after other solver work in
-    # the process (docs/fuzzing.md, session 28), to the same goal in as many calls
-    assert [(r.operations, r.inputs) for r in again if not r.recorded] == [
-        (r.operations, r.inputs) for r in first if not r.recorded
-    ]
-    assert [(r.goal, len(r.operations)) for r in again] == [(r.goal, len(r.operations)) for r in first]
+    assert kept and [(r.operations, r.inputs) for r in again] == [(r.operations, r.inputs) for r in first]
     assert [len(r.operations) for r in first] == [3, 4, 7] and all(r.inputs for r in first)
 
 

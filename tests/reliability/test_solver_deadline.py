@@ -92,6 +92,29 @@ def test_answers_progress_and_errors_come_back() -> None:
         bounded(fails, 30)
 
 
+def test_a_worker_s_garbage_collector_starts_the_same_whatever_its_caller_allocated() -> None:
+    """Z3's answers depend on when Python frees its terms: a worker's collections must come
+    where its own allocations put them, not where the caller's counts had got to."""
+    import gc
+
+    def counts(_: Any) -> tuple[tuple[int, int, int], bool]:
+        return gc.get_count(), gc.get_freeze_count() > 0
+
+    first = bounded(counts, 30)
+    held = [[n] for n in range(1234)]  # containers the caller keeps: its counts move on
+    assert held and bounded(counts, 30) == first
+    assert first[1]  # the caller's objects are out of the worker's collections
+    answers = []
+    for more in (0, 4321):
+        held += [[n] for n in range(more)]
+        worker = Worker(counts)
+        try:
+            answers.append(worker.call(None, 30))
+        finally:
+            worker.close()
+    assert answers[0] == answers[1]
+
+
 @pytest.mark.timeout(600)
 def test_a_task_past_its_memory_bound_is_stopped() -> None:
     answer = bounded(lambda _: bytearray(16 * 1024**3), 30, memory_mb=64)
