@@ -228,7 +228,8 @@ def _ignore(_: Any) -> None:
 
 
 def _limit_self(memory_mb: int) -> None:
-    """The worker's own bounds: Z3 memory, address space, death with its parent."""
+    """The worker's own bounds: Z3 memory, address space, death with its parent; then its
+    garbage collector settled (last, since what the lines above import depends on the caller)."""
     import resource
 
     import z3
