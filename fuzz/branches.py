@@ -45,6 +45,14 @@ that would count the queued ones too, the outcome would be a call accepted that 
 refuses: planned for as well, on the five held-out sets with such clauses, seed 3, it lost five
 bugs and found two.)
 
+A ``requires`` that reads a value the call's effects move by a sum (``points >= earned``, with
+``points = points + used - earned`` among the effects) gives one outcome more per part of the move
+that only loosens it (``requires 3 after ... points + orders[input.id].used``): the call refused
+where the clause read with that part made already would let it in (``afters``). That is the
+implementation that checks part-way through its update, after giving back the points an order
+redeemed and before taking back the ones it earned; it agrees with the contract until an order
+has both redeemed and earned points and the earned ones are spent, eight calls in.
+
 A condition nested in a way through another (``([] if len(w) < 2 else [w[1]]) if promoted else
 w``) gives its outcomes a second time, under the path that leads to it (``Branch.guard``): the
 second waiter left behind by a promotion is a state of its own, where a cancel of a waiting
@@ -68,6 +76,7 @@ from envfactory.contracts.errors import EvaluationError, ExpressionError
 from envfactory.contracts.evaluator import Compiled, Env, compile_expr
 from envfactory.contracts.memo import per_contract
 from envfactory.contracts.model import Contract, Operation
+from envfactory.contracts.parser import Target
 from envfactory.contracts.polarity import polarity
 from envfactory.contracts.printer import to_source
 from envfactory.contracts.typecheck import TypeChecker
@@ -166,9 +175,16 @@ def branches(op: Operation, contract: Contract) -> tuple[Branch, ...]:
 
 def conditions(op: Operation, contract: Contract) -> tuple[Branch, ...]:
     """Every condition of ``op`` whose outcomes a run counts: the ways through its effects
-    (``branches``), then its requires' bounds (``bounds``), swapped keys (``swaps``) and listed
-    values counted otherwise (``statuses``)."""
-    return branches(op, contract) + bounds(op, contract) + swaps(op, contract) + statuses(op, contract)
+    (``branches``), then its requires' bounds (``bounds``), swapped keys (``swaps``), listed
+    values counted otherwise (``statuses``) and values read part-way through the effects
+    (``afters``)."""
+    return (
+        branches(op, contract)
+        + bounds(op, contract)
+        + swaps(op, contract)
+        + statuses(op, contract)
+        + afters(op, contract)
+    )
 
 
 _STRICT = {"<": (1, 0), ">": (0, 1)}
@@ -273,6 +289,143 @@ def statuses(op: Operation, contract: Contract) -> tuple[Branch, ...]:
                 branch = _branch(op.name, number, (mutant,), (), name)
                 found.append(attrs.evolve(branch, refused=True, aims=()))
     return tuple(found)
+
+
+AFTER = "after"
+"""The word of a value read part-way through the effects: ``requires 3 after
+customers[orders[input.id].customer].points + orders[input.id].used``."""
+
+
+def afters(op: Operation, contract: Contract) -> tuple[Branch, ...]:
+    """Each of ``op``'s requires that reads a value its effects move by a sum (``points =
+    points + used - earned``), with the value read as if part of the move were made already:
+    one term of it, or all of them (``points + used >= earned`` for ``points >= earned``). That
+    is the implementation that checks after giving back the points an order redeemed and before
+    taking the ones it earned, or after the whole update: it agrees with the contract until an
+    order has both redeemed and earned points and the earned ones are spent. As for
+    ``statuses``, the outcome is the call the clause refuses where the mutant lets it in,
+    counted on that clause's refusals and planned for as that refusal with the mutant holding.
+    A part is kept only where each of its terms is known to move the clause toward holding (its
+    sign known from a constant, an input's or a field's ``minimum``, or an invariant that bounds
+    a field of every record below by zero), so that the mutant is looser than the clause in every
+    state: a counter checked after its ``+ 1`` is stricter, never looser, and a goal no state
+    meets, or only a deep one does (``points + used - earned``: more redeemed than twice what was
+    earned), would cost the planner every depth."""
+    found: list[Branch] = []
+    seen: set[str] = set()
+    signs = _signed(contract)
+    for number, clause in enumerate(op.requires, start=1):
+        for effect in op.effects:
+            if effect.value is None:
+                continue
+            read = _target_read(effect.target)
+            places = [node for node in ir.walk(clause.expr) if node == read]
+            terms = list(_terms(effect.value, 1))
+            if not places or (1, read) not in terms:
+                continue
+            moves = [t for t in terms if t != (1, read)]
+            holed = clause.expr
+            for place in places:
+                holed = _replaced(holed, place, ir.Name(_QUANTITY))
+            grows = polarity(holed, _QUANTITY)  # which way the clause moves as the value grows
+            if grows not in (1, -1):
+                continue
+            for part in ([[m] for m in moves] if len(moves) > 1 else []) + [moves]:
+                moving = [_sign(term, op, signs) for _, term in part]
+                if any(s is None or sign * s != grows for (sign, _), s in zip(part, moving, strict=True)):
+                    continue
+                moved = read
+                for sign, term in part:
+                    moved = ir.BinOp("+" if sign > 0 else "-", moved, term)
+                mutant = clause.expr
+                for place in places:
+                    mutant = _replaced(mutant, place, moved)
+                name = f"requires {number} {AFTER} {to_source(moved)}"
+                if name in seen:
+                    continue
+                seen.add(name)
+                branch = _branch(op.name, number, (mutant,), (), name)
+                found.append(attrs.evolve(branch, refused=True, aims=()))
+    return tuple(found)
+
+
+def _target_read(target: Target) -> ir.Expr:
+    """What an effect's target reads as an expression: ``var``, ``var[key]``, ``var[key].f``."""
+    node: ir.Expr = ir.Name(target.var)
+    if target.key is not None:
+        node = ir.Index(node, target.key)
+    for field in target.fields:
+        node = ir.Attr(node, field)
+    return node
+
+
+def _terms(node: ir.Expr, sign: int) -> Iterator[tuple[int, ir.Expr]]:
+    """The terms of a sum, each with its sign: ``a + b - c`` gives ``+a``, ``+b``, ``-c``."""
+    if isinstance(node, ir.BinOp) and node.op in ("+", "-"):
+        yield from _terms(node.left, sign)
+        yield from _terms(node.right, sign if node.op == "+" else -sign)
+    else:
+        yield sign, node
+
+
+def _sign(node: ir.Expr, op: Operation, signed: frozenset[tuple[str, str | None]]) -> int | None:
+    """+1 where ``node`` is never negative, -1 where never positive, None where not known:
+    a number, an input field or a state value whose schema's ``minimum`` is at least zero (or
+    ``signed``'s), and the products and conditional values of those."""
+    match node:
+        case ir.Const(value=int() | float() as value) if not isinstance(value, bool):
+            return 1 if value >= 0 else -1
+        case ir.IfExp(body=body, orelse=orelse):
+            one, other = _sign(body, op, signed), _sign(orelse, op, signed)
+            return one if one == other or other == 0 else None
+        case ir.BinOp(op="*", left=left, right=right):
+            one, other = _sign(left, op, signed), _sign(right, op, signed)
+            return None if one is None or other is None else one * other
+        case ir.Attr(obj=ir.Index(obj=ir.Name(id=collection)), name=field):
+            return 1 if (collection, field) in signed else None
+        case ir.Name(id=name):
+            return 1 if (name, None) in signed else None
+    field = input_field(node)
+    if field is None:
+        return None
+    schema = (op.input_schema.get("properties") or {}).get(field)
+    return 1 if isinstance(schema, Mapping) and _at_least_zero(schema) else None
+
+
+def _at_least_zero(schema: Mapping[str, Any]) -> bool:
+    minimum = schema.get("minimum")
+    return isinstance(minimum, int | float) and not isinstance(minimum, bool) and minimum >= 0
+
+
+@per_contract()
+def _signed(contract: Contract) -> frozenset[tuple[str, str | None]]:
+    """The state values never negative: a scalar (``(name, None)``) or a record field whose
+    schema's ``minimum`` is at least zero, and a field every record of a collection keeps at or
+    above zero by an invariant (``all(orders[o].used >= 0 and ... for o in orders)``)."""
+    out: set[tuple[str, str | None]] = set()
+    for name, var in contract.state.items():
+        if not var.collection:
+            if isinstance(var.schema, Mapping) and _at_least_zero(var.schema):
+                out.add((name, None))
+            continue
+        for field, schema in ((var.schema or {}).get("properties") or {}).items():
+            if isinstance(schema, Mapping) and _at_least_zero(schema):
+                out.add((name, str(field)))
+    for invariant in contract.invariants:
+        for quant in ir.walk(invariant.expr):
+            if not (
+                isinstance(quant, ir.Quant) and quant.kind == "all" and isinstance(quant.domain, ir.Name)
+            ):
+                continue
+            for part in _parts(quant.body):
+                match part:
+                    case ir.Compare(
+                        op=">=" | ">",
+                        left=ir.Attr(obj=ir.Index(obj=ir.Name(id=held), key=ir.Name(id=var)), name=field),
+                        right=ir.Const(value=int() as bound),
+                    ) if held == quant.domain.id and var == quant.var and bound >= 0:
+                        out.add((held, field))
+    return frozenset(out)
 
 
 @per_contract()
@@ -528,7 +681,7 @@ def find(contract: Contract, outcome: str) -> tuple[Branch, str] | None:
     """The branch an outcome name (``Branch.outcomes``) belongs to, if it names one."""
     name, _, what = outcome.rpartition(": ")
     words = what.split()
-    bound = words[:1] == ["requires"] and ("bound" in words or words[2:3] in ([SWAPPED], [ALSO]))
+    bound = words[:1] == ["requires"] and ("bound" in words or words[2:3] in ([SWAPPED], [ALSO], [AFTER]))
     if name not in contract.operations or len(words) < 3 or not (words[0] == "condition" or bound):
         return None  # a refusal (``requires k fails``) is none: no condition is built to say so
     for branch in conditions(contract.operations[name], contract):
@@ -537,4 +690,4 @@ def find(contract: Contract, outcome: str) -> tuple[Branch, str] | None:
     return None
 
 
-__all__ = ["Branch", "bounds", "branches", "conditions", "find", "statuses", "swaps"]
+__all__ = ["Branch", "afters", "bounds", "branches", "conditions", "find", "statuses", "swaps"]

@@ -1,0 +1,92 @@
+"""A value read part-way through the effects (``branches.afters``): a ``requires`` that reads a
+value its effects move by a sum (``points = points + used - earned``) gives, for a part of the
+move or all of it, the refusal its mutant (the value read as if that part were made) would let
+through, as a clause outcome counted and planned for: an implementation that checks a cancel
+after giving back the points an order redeemed agrees with the contract until an order has both
+redeemed and earned points and the earned ones are spent."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import envfactory
+from envfactory.contracts.printer import to_source
+from envfactory.contracts.semantics import Machine
+from envfactory.fuzz import oracle
+from envfactory.fuzz.branches import afters, find
+from envfactory.fuzz.reach import goal_of, plan
+from envfactory.fuzz.runner import Session, clause_outcomes
+from envfactory.fuzz.targets import open_target
+
+IMPLS = Path(__file__).resolve().parent / "impls"
+sys.path.insert(0, str(IMPLS))
+
+import storefront_impl  # noqa: E402
+from fuzz_impl_check import shows_last  # noqa: E402
+
+STOREFRONT = envfactory.load(IMPLS / "storefront.yaml")
+POINTS = "customers[orders[input.id].customer].points"
+GIVEN_BACK = f"cancelOrder: requires 3 after {POINTS} + orders[input.id].used"
+
+# an order that redeemed two points and earned one, then that point spent on a third order
+SPENT = [
+    ("registerCustomer", {"name": "c"}),
+    ("addProduct", {"sku": "x", "price": 5, "stock": 5}),
+    ("placeOrder", {"customer": "c", "sku": "x", "qty": 2}),
+    ("payOrder", {"id": 1}),
+    ("placeOrder", {"customer": "c", "sku": "x", "qty": 2, "points": 2}),
+    ("payOrder", {"id": 2}),
+    ("placeOrder", {"customer": "c", "sku": "x", "qty": 1, "points": 1}),
+]
+
+
+def test_a_move_that_loosens_the_clause_is_an_outcome_and_one_that_tightens_it_is_none() -> None:
+    names = [(b.outcomes[0], b.refused) for b in afters(STOREFRONT.operations["cancelOrder"], STOREFRONT)]
+    # the points an order redeemed move the check toward holding (an invariant keeps them at or
+    # above zero); the earned ones move it away, alone or in the whole move, and are no outcome
+    assert names == [(GIVEN_BACK, True)]
+    assert {name for name, _ in names} <= set(clause_outcomes(STOREFRONT))
+    branch, taken = find(STOREFRONT, GIVEN_BACK) or (None, None)
+    assert branch is not None and taken == GIVEN_BACK
+    assert to_source(branch.parts[0]) == f"{POINTS} + orders[input.id].used >= orders[input.id].earned"
+    assert goal_of(GIVEN_BACK, STOREFRONT) == ("cancelOrder", 2, branch.parts[0])
+    # a stock taken by an order and checked after the take is stricter than the contract, never
+    # looser; nor is a counter checked after its ``+ 1``
+    for name in ("placeOrder", "payOrder", "registerCustomer"):
+        assert afters(STOREFRONT.operations[name], STOREFRONT) == ()
+
+
+def _state(calls: list[tuple[str, dict[str, Any]]]) -> Any:
+    machine = Machine(STOREFRONT)
+    state = machine.initial_state()
+    for name, value in calls:
+        state = machine.apply(state, STOREFRONT.operations[name], value)
+    return machine, state
+
+
+def test_a_run_counts_the_outcome_on_a_refusal_the_mutant_would_let_through() -> None:
+    cancel = STOREFRONT.operations["cancelOrder"]
+    # order 2 redeemed two points and earned one, spent since: the mutant lets its cancel in;
+    # order 1 redeemed none: refused by both
+    for order, counted in ((1, False), (2, True)):
+        session = Session(STOREFRONT, open_target("sim", STOREFRONT), mode="valid", time_budget=None)
+        machine, state = _state(SPENT)
+        expect = oracle.judge(machine, state, cancel, {"id": order})
+        assert not expect.accepted
+        session.outcome(cancel, expect, state, {"id": order})
+        assert (GIVEN_BACK in session.outcomes) is counted
+
+
+def test_the_solver_plans_the_refusal_on_which_the_implementation_checking_early_differs() -> None:
+    """The storefront's RefundBeforeCheck asks whether the customer still has the points an
+    order earned after giving back the ones redeemed on it: the route to the outcome ends in
+    the one cancel it lets through where the contract refuses it, eight calls in (its minimal
+    depth)."""
+    goal = goal_of(GIVEN_BACK, STOREFRONT)
+    assert goal is not None
+    (route,) = plan(STOREFRONT, [goal], effort=10**9)
+    assert route.refused and len(route.operations) == 8
+    trace = [(name, dict(value)) for name, value in zip(route.operations, route.inputs, strict=True)]
+    assert shows_last(storefront_impl.Storefront(), storefront_impl.RefundBeforeCheck(), trace)
