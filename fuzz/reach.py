@@ -327,11 +327,16 @@ def plan_apart(
     same calls in a new process and after other tests) without ``_least``'s checks, whose effort
     goes to deeper routes. Raises what ``plan`` raised.
 
-    With ``then``, the goals it gives once ``goals`` are planned up to their stepping stones (the
-    influence goals the search has not met by then) are relayed next, those on a read apt to be
-    kept as a copy (``influence.kept``) before ``goals`` are and the others after; then ``goals``
-    are planned past the stones, and the goals of ``then`` stepwise, each phase with the effort
-    its kind has."""
+    With ``then``, once ``goals`` are planned up to their stepping stones, the refusals a weak
+    mutant of their clause lets through (``branches.statuses``, ``branches.afters``) are planned
+    past the stones first: a route to one ends in the very call an implementation with that
+    mutant answers otherwise, and the relays after the stones took the rest of a run (the
+    storefront's RefundBeforeCheck, eight calls, planned at 10 s on an idle machine where it
+    came after 20 s before). Then the goals ``then`` gives (the influence goals the search has
+    not met by then) are relayed, those on a read apt to be kept as a copy
+    (``influence.kept``) before ``goals`` are and the others after; then ``goals`` are planned
+    past the stones, and the goals of ``then`` stepwise, each phase with the effort its kind
+    has."""
     wanted = list(goals)
     met: list[Goal | None] = []
 
@@ -339,14 +344,14 @@ def plan_apart(
         met.append(route.goal)
         report(route)
 
-    def planned(asked: list[Goal], parts: Parts = "both") -> None:
+    def planned(asked: list[Goal], parts: Parts = "both", units: int = effort) -> None:
         rest = [goal for goal in asked if goal not in met]
         if rest:
             _apart(
                 lambda fresh, progress: stepwise(
                     contract,
                     rest,
-                    effort=effort,
+                    effort=units,
                     report=progress,
                     least=not fresh,
                     per_copy=per_copy,
@@ -380,6 +385,12 @@ def plan_apart(
         return
     # the goals of ``then`` wait for the stones only, not for the deep plans
     planned(wanted, "stones")
+    # a refusal a weak mutant of the clause lets through ends in the very call an implementation
+    # with that mutant answers otherwise: planned past the stones before anything is relayed
+    mutants: list[Goal] = [
+        g for g in wanted if len(g) == 3 and g[1] is not None and not isinstance(g[2], Write)
+    ]
+    planned(mutants, "deep", max(int(effort * MUTANT_SHARE), 1))
     later = list(then())
     # one relay's effort meets few of the influence goals asked all at once: those on a read an
     # implementation is apt to keep a copy of are asked first, the others after the outcomes
@@ -415,6 +426,11 @@ RELAY_DEPTH = 4
 """Calls ``relay`` plans past a start, at most."""
 RELAY_SHARE = 0.3
 """The share of the planner's effort that ``plan_apart`` gives ``relay`` after ``plan``."""
+MUTANT_SHARE = 0.5
+"""The share of the planner's effort that ``plan_apart`` gives the refusals a weak mutant lets
+through past the stones: the storefront's eight-call cancel (``branches.afters``) took 10 to 15
+million units of a run's 30, and a goal no state meets would otherwise hold the relays back for
+all of them."""
 
 
 def relay(

@@ -14,7 +14,7 @@ from typing import Any
 import envfactory
 from envfactory.contracts.printer import to_source
 from envfactory.contracts.semantics import Machine
-from envfactory.fuzz import oracle
+from envfactory.fuzz import oracle, reach
 from envfactory.fuzz.branches import afters, find
 from envfactory.fuzz.reach import goal_of, plan
 from envfactory.fuzz.runner import Session, clause_outcomes
@@ -31,7 +31,7 @@ POINTS = "customers[orders[input.id].customer].points"
 GIVEN_BACK = f"cancelOrder: requires 3 after {POINTS} + orders[input.id].used"
 
 # an order that redeemed two points and earned one, then that point spent on a third order
-SPENT = [
+SPENT: list[tuple[str, dict[str, Any]]] = [
     ("registerCustomer", {"name": "c"}),
     ("addProduct", {"sku": "x", "price": 5, "stock": 5}),
     ("placeOrder", {"customer": "c", "sku": "x", "qty": 2}),
@@ -90,3 +90,41 @@ def test_the_solver_plans_the_refusal_on_which_the_implementation_checking_early
     assert route.refused and len(route.operations) == 8
     trace = [(name, dict(value)) for name, value in zip(route.operations, route.inputs, strict=True)]
     assert shows_last(storefront_impl.Storefront(), storefront_impl.RefundBeforeCheck(), trace)
+
+
+def test_the_refusals_a_mutant_lets_through_are_planned_past_the_stones_before_any_relay(
+    monkeypatch: Any,
+) -> None:
+    """Beside a time budget's search, the planner's phases run one after the other and the
+    relays from the corpus's states took the rest of a run: the storefront's RefundBeforeCheck
+    route (eight calls, past the stones) came after 20 s where its run had them. The refusals
+    a weak mutant lets through (``afters``, ``statuses``) are planned past the stones right
+    after the stones, before the relays, and the other goals after those."""
+    phases: list[tuple[str, str, list[Any], int]] = []
+    real_stepwise = reach.stepwise
+
+    def stepwise(contract: Any, goals: Any, **kw: Any) -> Any:
+        phases.append(("plan", kw.get("parts", "both"), list(goals), kw["effort"]))
+        return real_stepwise(contract, goals, **{**kw, "effort": 1})
+
+    def relay(contract: Any, starts: Any, goals: Any, **kw: Any) -> Any:
+        phases.append(("relay", "", list(goals), kw["effort"]))
+        return []
+
+    monkeypatch.setattr(reach, "stepwise", stepwise)
+    monkeypatch.setattr(reach, "relay", relay)
+    monkeypatch.setattr(reach, "_apart", lambda work, seconds, report: work(False, report))
+    given = goal_of(GIVEN_BACK, STOREFRONT)
+    shipped = goal_of("shipOrder: accepted", STOREFRONT)
+    assert given is not None and shipped is not None
+    reach.plan_apart(
+        STOREFRONT, [shipped, given], effort=10**6, seconds=60, report=lambda r: None, starts=list, then=list
+    )
+    # past the stones, the refusals get half the effort: a goal no state meets does not hold
+    # the relays back for all of it
+    assert phases == [
+        ("plan", "stones", [shipped, given], 10**6),
+        ("plan", "deep", [given], 10**6 // 2),
+        ("relay", "", [shipped, given], 3 * 10**5),
+        ("plan", "deep", [shipped, given], 10**6),
+    ]
