@@ -385,10 +385,10 @@ def _sign(node: ir.Expr, op: Operation, signed: frozenset[tuple[str, str | None]
             return 1 if (collection, field) in signed else None
         case ir.Name(id=name):
             return 1 if (name, None) in signed else None
-    field = input_field(node)
-    if field is None:
+    named = input_field(node)
+    if named is None:
         return None
-    schema = (op.input_schema.get("properties") or {}).get(field)
+    schema = (op.input_schema.get("properties") or {}).get(named)
     return 1 if isinstance(schema, Mapping) and _at_least_zero(schema) else None
 
 
@@ -421,10 +421,10 @@ def _signed(contract: Contract) -> frozenset[tuple[str, str | None]]:
                 match part:
                     case ir.Compare(
                         op=">=" | ">",
-                        left=ir.Attr(obj=ir.Index(obj=ir.Name(id=held), key=ir.Name(id=var)), name=field),
+                        left=ir.Attr(obj=ir.Index(obj=ir.Name(id=held), key=ir.Name(id=each)), name=kept),
                         right=ir.Const(value=int() as bound),
-                    ) if held == quant.domain.id and var == quant.var and bound >= 0:
-                        out.add((held, field))
+                    ) if held == quant.domain.id and each == quant.var and bound >= 0:
+                        out.add((held, kept))
     return frozenset(out)
 
 
