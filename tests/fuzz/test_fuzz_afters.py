@@ -13,18 +13,19 @@ from typing import Any
 
 import envfactory
 from envfactory.contracts.printer import to_source
-from envfactory.contracts.semantics import Machine
 from envfactory.fuzz import oracle, reach
 from envfactory.fuzz.branches import afters, find
-from envfactory.fuzz.reach import goal_of, plan
+from envfactory.fuzz.reach import goal_of
 from envfactory.fuzz.runner import Session, clause_outcomes
 from envfactory.fuzz.targets import open_target
 
 IMPLS = Path(__file__).resolve().parent / "impls"
 sys.path.insert(0, str(IMPLS))
+sys.path.insert(0, str(IMPLS.parent))
 
 import storefront_impl  # noqa: E402
 from fuzz_impl_check import shows_last  # noqa: E402
+from model_states import after, planned  # noqa: E402
 
 STOREFRONT = envfactory.load(IMPLS / "storefront.yaml")
 POINTS = "customers[orders[input.id].customer].points"
@@ -58,21 +59,13 @@ def test_a_move_that_loosens_the_clause_is_an_outcome_and_one_that_tightens_it_i
         assert afters(STOREFRONT.operations[name], STOREFRONT) == ()
 
 
-def _state(calls: list[tuple[str, dict[str, Any]]]) -> Any:
-    machine = Machine(STOREFRONT)
-    state = machine.initial_state()
-    for name, value in calls:
-        state = machine.apply(state, STOREFRONT.operations[name], value)
-    return machine, state
-
-
 def test_a_run_counts_the_outcome_on_a_refusal_the_mutant_would_let_through() -> None:
     cancel = STOREFRONT.operations["cancelOrder"]
     # order 2 redeemed two points and earned one, spent since: the mutant lets its cancel in;
     # order 1 redeemed none: refused by both
     for order, counted in ((1, False), (2, True)):
         session = Session(STOREFRONT, open_target("sim", STOREFRONT), mode="valid", time_budget=None)
-        machine, state = _state(SPENT)
+        machine, state = after(STOREFRONT, SPENT)
         expect = oracle.judge(machine, state, cancel, {"id": order})
         assert not expect.accepted
         session.outcome(cancel, expect, state, {"id": order})
@@ -84,11 +77,8 @@ def test_the_solver_plans_the_refusal_on_which_the_implementation_checking_early
     order earned after giving back the ones redeemed on it: the route to the outcome ends in
     the one cancel it lets through where the contract refuses it, eight calls in (its minimal
     depth)."""
-    goal = goal_of(GIVEN_BACK, STOREFRONT)
-    assert goal is not None
-    (route,) = plan(STOREFRONT, [goal], effort=10**9)
+    route, trace = planned(STOREFRONT, GIVEN_BACK)
     assert route.refused and len(route.operations) == 8
-    trace = [(name, dict(value)) for name, value in zip(route.operations, route.inputs, strict=True)]
     assert shows_last(storefront_impl.Storefront(), storefront_impl.RefundBeforeCheck(), trace)
 
 

@@ -9,22 +9,22 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
 
 import envfactory
 from envfactory.contracts.printer import to_source
-from envfactory.contracts.semantics import Machine
 from envfactory.fuzz import oracle
 from envfactory.fuzz.branches import find, statuses
-from envfactory.fuzz.reach import goal_of, plan
+from envfactory.fuzz.reach import goal_of
 from envfactory.fuzz.runner import Session, clause_outcomes
 from envfactory.fuzz.targets import open_target
 
 IMPLS = Path(__file__).resolve().parent / "impls"
 sys.path.insert(0, str(IMPLS))
+sys.path.insert(0, str(IMPLS.parent))
 
 import boxoffice_impl  # noqa: E402
 from fuzz_impl_check import shows_last  # noqa: E402
+from model_states import after, planned  # noqa: E402
 
 BOXOFFICE = envfactory.load(IMPLS / "boxoffice.yaml")
 RUNNERS = envfactory.load(IMPLS / "runners.yaml")
@@ -64,20 +64,12 @@ def test_each_other_listed_value_of_a_counted_filter_is_an_outcome_on_the_strict
     assert statuses(RUNNERS.operations["pickJob"], RUNNERS) == ()
 
 
-def _state(calls: list[tuple[str, dict[str, Any]]]) -> Any:
-    machine = Machine(BOXOFFICE)
-    state = machine.initial_state()
-    for name, value in calls:
-        state = machine.apply(state, BOXOFFICE.operations[name], value)
-    return machine, state
-
-
 def test_a_run_counts_the_outcome_on_a_refusal_the_mutant_would_let_through() -> None:
     book = BOXOFFICE.operations["book"]
     for status, counted in (("closed", False), ("cancelled", True)):
         session = Session(BOXOFFICE, open_target("sim", BOXOFFICE), mode="valid", time_budget=None)
         calls = [*CANCELLED_SEATS[:-1], ("setShow", {"show": "x", "status": status})]
-        machine, state = _state(calls)
+        machine, state = after(BOXOFFICE, calls)
         expect = oracle.judge(machine, state, book, PAST_THE_LIMIT)
         # with the show closed, its seats no longer count and the booking goes through
         assert expect.accepted is not counted
@@ -91,9 +83,6 @@ def test_the_solver_plans_the_refusal_on_which_the_implementation_counting_other
     """The box office's CancelledShowNotHeld stops counting a cancelled show's seats at once:
     the route to the outcome ends in the one call it lets through where the contract refuses
     it, eight calls in (its minimal depth)."""
-    goal = goal_of(CANCELLED, BOXOFFICE)
-    assert goal is not None
-    (route,) = plan(BOXOFFICE, [goal], effort=10**9)
+    route, trace = planned(BOXOFFICE, CANCELLED)
     assert route.refused and len(route.operations) == 8
-    trace = [(name, dict(value)) for name, value in zip(route.operations, route.inputs, strict=True)]
     assert shows_last(boxoffice_impl.BoxOffice(), boxoffice_impl.CancelledShowNotHeld(), trace)
