@@ -377,7 +377,7 @@ def _sign(node: ir.Expr, op: Operation, signed: frozenset[tuple[str, str | None]
             return 1 if value >= 0 else -1
         case ir.IfExp(body=body, orelse=orelse):
             one, other = _sign(body, op, signed), _sign(orelse, op, signed)
-            return one if one == other or other == 0 else None
+            return one if one == other else None
         case ir.BinOp(op="*", left=left, right=right):
             one, other = _sign(left, op, signed), _sign(right, op, signed)
             return None if one is None or other is None else one * other
