@@ -76,7 +76,7 @@ from envfactory.contracts.errors import EvaluationError, ExpressionError
 from envfactory.contracts.evaluator import Compiled, Env, compile_expr
 from envfactory.contracts.memo import per_contract
 from envfactory.contracts.model import Contract, Operation
-from envfactory.contracts.parser import Target
+from envfactory.contracts.parser import target_as_expr
 from envfactory.contracts.polarity import polarity
 from envfactory.contracts.printer import to_source
 from envfactory.contracts.typecheck import TypeChecker
@@ -318,7 +318,7 @@ def afters(op: Operation, contract: Contract) -> tuple[Branch, ...]:
         for effect in op.effects:
             if effect.value is None:
                 continue
-            read = _target_read(effect.target)
+            read = target_as_expr(effect.target)
             places = [node for node in ir.walk(clause.expr) if node == read]
             terms = list(_terms(effect.value, 1))
             if not places or (1, read) not in terms:
@@ -347,16 +347,6 @@ def afters(op: Operation, contract: Contract) -> tuple[Branch, ...]:
                 branch = _branch(op.name, number, (mutant,), (), name)
                 found.append(attrs.evolve(branch, refused=True, aims=()))
     return tuple(found)
-
-
-def _target_read(target: Target) -> ir.Expr:
-    """What an effect's target reads as an expression: ``var``, ``var[key]``, ``var[key].f``."""
-    node: ir.Expr = ir.Name(target.var)
-    if target.key is not None:
-        node = ir.Index(node, target.key)
-    for field in target.fields:
-        node = ir.Attr(node, field)
-    return node
 
 
 def _terms(node: ir.Expr, sign: int) -> Iterator[tuple[int, ir.Expr]]:
