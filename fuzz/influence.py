@@ -135,10 +135,15 @@ def kept(contract: Contract, goal: Goal) -> bool:
     if parcels[x].status == "transit")``: kept as a counter that every writer of the status must
     update, where a parcel sent again is not counted; ``len(hubs[hubs[h].next].shelf)``: the room
     on the next hub, kept per route), or one read of a reference followed twice (``Write.read``:
-    the quota of the project a VM was made in). The relay asks these first: it is asked for more
-    goals than its effort meets, and these are where most stale reads are."""
+    the quota of the project a VM was made in), or a read at a key that reads the field itself
+    (``hubs[hubs[h].next].next``: the hub two links on, kept as a table of routes that a change
+    to the middle hub's link must refresh in every hub that forwards to it). The relay asks these
+    first: it is asked for more goals than its effort meets, and these are where most stale reads
+    are."""
     reader, j, write = goal
     if write.read is not None:
+        return True
+    if write.site is not None and (write.var, write.field) in places(write.site, contract):
         return True
     op = contract.operations[reader]
     clauses = op.requires if j is None else (op.requires[j],)

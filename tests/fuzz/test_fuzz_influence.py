@@ -487,8 +487,8 @@ def test_the_relay_plans_the_write_and_the_read_of_one_read_goal() -> None:
 def test_the_reads_kept_as_copies_are_the_counts_and_the_references_followed_twice() -> None:
     """``influence.kept``: the relay asks first for the goals on a read inside a count, sum,
     quantifier or length (a counter an implementation keeps, which every writer of the field
-    must update) and on one read of a reference followed twice; a plain read of the field is
-    asked later."""
+    must update), on one read of a reference followed twice, and on a read at a key that reads
+    the field itself (a table of routes); a plain read of the field is asked later."""
     impls = Path(__file__).resolve().parent / "impls"
     courier = envfactory.load(impls / "courier.yaml")
     by_name = {influence.name(g): g for g in influence.goals(courier)}
@@ -505,6 +505,12 @@ def test_the_reads_kept_as_copies_are_the_counts_and_the_references_followed_twi
     assert "attempt: requires 2 fails, by parcels[...].status as resend changed it" not in kept
     # ``len(hubs[hubs[parcels[input.parcel].hub].next].shelf)``: the room on the next hub
     assert "forward: requires 5 fails, by hubs[...].next as link changed it" in kept
+    # ``hubs[hubs[input.hub].next].next == input.to``: the link two hubs on, read at a key that
+    # reads the link (a route table); the first hub's own link is a plain read
+    route = "send: requires 6 fails, by hubs[...].next as link changed it, read at hubs[{}]"
+    assert route.format("hubs[input.hub].next") in kept
+    assert route.format("input.hub") in by_name
+    assert route.format("input.hub") not in kept
     # the rack's power follows the box's room twice: its goals of one read are kept, the goal
     # on both reads at once is not
     rack, _ = _rack()
