@@ -15,10 +15,21 @@ from hypothesis import strategies as st
 import envfactory
 from envfactory.contracts.semantics import Machine
 from envfactory.contracts.values import FrozenMap
-from envfactory.fuzz import oracle
+from envfactory.fuzz import oracle, reach
 from envfactory.fuzz.branches import branches
 from envfactory.fuzz.machine import Case, plans
-from envfactory.fuzz.reach import STONE_DEPTH, Route, goal_of, plan, plan_apart, relay, stepwise, stones
+from envfactory.fuzz.reach import (
+    STONE_DEPTH,
+    Goal,
+    Parts,
+    Route,
+    goal_of,
+    plan,
+    plan_apart,
+    relay,
+    stepwise,
+    stones,
+)
 from envfactory.fuzz.runner import RELAY_RECORDS, Session, clause_outcomes, relay_starts
 from envfactory.fuzz.targets import open_target
 
@@ -234,6 +245,38 @@ def test_stepping_stones_reach_what_planning_from_the_start_cannot_afford(tmp_pa
     assert not refused.accepted and refused.clause == ladder.operations["d"].requires[2]
     # and every other goal on the way, but the refusal by `a`'s `true`
     assert {route.goal for route in routes} == set(goals) - {("a", 1)}
+
+
+def test_the_stones_split_in_two_parts_plan_what_they_plan_together(tmp_path: Path) -> None:
+    """``plan_apart`` runs the plan up to the stones' depth ("near") and the relays on from the
+    states its routes reach ("rounds") as two phases, with another phase between them: given the
+    near part's routes, the rounds find what the whole "stones" part finds, the top rung's limit
+    through a stone among them. Each part in a worker started afresh, as the fuzzer plans: the
+    same questions get the same models there."""
+    (tmp_path / "ladder.yaml").write_text(LADDER, encoding="utf-8")
+    ladder = envfactory.load(tmp_path / "ladder.yaml")
+    goals = [g for o in clause_outcomes(ladder) if (g := goal_of(o, ladder)) is not None]
+
+    def apart(goals: list[Goal], parts: Parts, near: Sequence[Route] = ()) -> list[Route]:
+        heard: list[Route] = []
+        reach._apart(
+            lambda fresh, progress: stepwise(
+                ladder, goals, effort=LADDER_EFFORT, report=progress, least=not fresh, parts=parts, near=near
+            ),
+            300,
+            heard.append,
+        )
+        return heard
+
+    whole = apart(goals, "stones")
+    near = apart(goals, "near")
+    # a refusal's route is the calls to the state it is asked of, and the refused call
+    assert all(len(route.operations) - route.refused <= STONE_DEPTH for route in near)
+    rounds = apart([g for g in goals if g not in {route.goal for route in near}], "rounds", near)
+    assert ("d", 2) in {route.goal for route in rounds}
+    assert [*near, *rounds] == whole
+    # with no routes to go on from, the rounds plan nothing
+    assert apart(goals, "rounds") == []
 
 
 PAST_STONES_EFFORT = 9_000_000
