@@ -23,6 +23,7 @@ from typing import Any
 import attrs
 from hypothesis import HealthCheck, Phase, Verbosity, reject, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
+from hypothesis.errors import Unsatisfiable
 from hypothesis.stateful import get_state_machine_test
 
 from envfactory.contracts.errors import UsageError
@@ -1019,10 +1020,17 @@ def _run_round(
         pass
     except Exception as err:
         # a run we stopped mid-test (Hypothesis may then report the cut-short case as flaky),
-        # or one that ended with our findings, is a normal end; so is an error raised inside
-        # Hypothesis's own engine (seen on Twilio's and Box's documents: ValueError "66 is not in
-        # list" ranking a recorded string while shrinking), which ends the round, not the run
-        if not session.stopped and not (session.findings and _only_findings(err)) and not _from_engine(err):
+        # or one that ended with our findings, is a normal end; so is a round whose every case
+        # met a finding an earlier round reported (``Session.found`` rejects those: a target
+        # that answers every call wrong), and an error raised inside Hypothesis's own engine
+        # (seen on Twilio's and Box's documents: ValueError "66 is not in list" ranking a
+        # recorded string while shrinking), which ends the round, not the run
+        if (
+            not session.stopped
+            and not (session.findings and _only_findings(err))
+            and not (session.findings and isinstance(err, Unsatisfiable))
+            and not _from_engine(err)
+        ):
             raise
 
 

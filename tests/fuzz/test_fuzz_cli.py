@@ -147,3 +147,45 @@ def test_database_is_off_unless_named(tmp_path, monkeypatch):
         == 1
     )
     assert db.exists()
+
+
+ALWAYS_WRONG = """\
+envfactory: "1"
+info: {title: Always wrong, version: "1"}
+state:
+  n: {type: integer, default: 0}
+operations:
+  bump:
+    input: {type: object, properties: {}, additionalProperties: false}
+    output: {type: object, properties: {n: {type: integer}}, required: [n]}
+    effects: ['n = n + 1']
+    ensures: ['output.n == n']
+"""
+
+ALWAYS_WRONG_IMPL = """\
+class Wrong:
+    def __init__(self):
+        self.n = 0
+
+    def bump(self):
+        self.n += 1
+        return {"n": self.n + 1}
+"""
+
+
+def test_a_target_that_answers_every_call_wrong_is_reported_not_a_crash(tmp_path):
+    """After the first round reports the finding, every case of a later round meets it again and
+    is rejected (a finding an earlier round reported ends its case without a failure), so
+    Hypothesis ends the round as unsatisfiable: that ended the whole run with an internal error
+    and no report. The round ends as one that reached its limit; the run goes on to its budget
+    (a short one: a later round starts within a second of the first finding, and a slower
+    machine that gives it fewer rounds answers the same)."""
+    (tmp_path / "always.yaml").write_text(ALWAYS_WRONG, encoding="utf-8")
+    (tmp_path / "always_impl.py").write_text(ALWAYS_WRONG_IMPL, encoding="utf-8")
+    target = f"python:{tmp_path / 'always_impl.py'}:Wrong"
+    result = _fuzz(
+        str(tmp_path / "always.yaml"), "--target", target, "--time-budget", "4", "--format", "json"
+    )
+    assert result.exit_code == 1, result.output
+    (finding,) = json.loads(result.output)["findings"]
+    assert finding["kind"] == "postcondition" and finding["steps"] == 1
