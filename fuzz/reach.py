@@ -347,18 +347,20 @@ def plan_apart(
     goals of ``then`` are relayed; then ``goals`` are planned past the stones, and the goals of
     ``then`` stepwise, each phase with the effort its kind has."""
     wanted = list(goals)
-    met: list[Goal | None] = []
     routes: list[Route] = []
 
     def heard(route: Route) -> None:
-        met.append(route.goal)
         routes.append(route)
         report(route)
+
+    def left(asked: list[Goal]) -> list[Goal]:
+        met = [route.goal for route in routes]
+        return [goal for goal in asked if goal not in met]
 
     def planned(
         asked: list[Goal], parts: Parts = "both", units: int = effort, near: Sequence[Route] = ()
     ) -> None:
-        rest = [goal for goal in asked if goal not in met]
+        rest = left(asked)
         if rest:
             _apart(
                 lambda fresh, progress: stepwise(
@@ -376,7 +378,7 @@ def plan_apart(
             )
 
     def relayed(asked: list[Goal]) -> None:
-        rest = [goal for goal in asked if goal not in met]
+        rest = left(asked)
         if rest and starts is not None:
             units = max(int(effort * RELAY_SHARE), 1)
             _apart(

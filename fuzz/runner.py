@@ -1020,17 +1020,10 @@ def _run_round(
         pass
     except Exception as err:
         # a run we stopped mid-test (Hypothesis may then report the cut-short case as flaky),
-        # or one that ended with our findings, is a normal end; so is a round whose every case
-        # met a finding an earlier round reported (``Session.found`` rejects those: a target
-        # that answers every call wrong), and an error raised inside Hypothesis's own engine
-        # (seen on Twilio's and Box's documents: ValueError "66 is not in list" ranking a
-        # recorded string while shrinking), which ends the round, not the run
-        if (
-            not session.stopped
-            and not (session.findings and _only_findings(err))
-            and not (session.findings and isinstance(err, Unsatisfiable))
-            and not _from_engine(err)
-        ):
+        # or one that ended with our findings, is a normal end; so is an error raised inside
+        # Hypothesis's own engine (seen on Twilio's and Box's documents: ValueError "66 is not in
+        # list" ranking a recorded string while shrinking), which ends the round, not the run
+        if not session.stopped and not (session.findings and _only_findings(err)) and not _from_engine(err):
             raise
 
 
@@ -1045,8 +1038,10 @@ def _from_engine(err: BaseException) -> bool:
 
 
 def _only_findings(err: BaseException) -> bool:
-    """Whether Hypothesis ended with our findings (alone or grouped, or as a flaky replay)."""
-    if isinstance(err, FindingError | StopRun):
+    """Whether Hypothesis ended with our findings (alone or grouped, or as a flaky replay), or
+    with none of its cases valid: each met a finding an earlier round reported, which
+    ``Session.found`` rejects (a target that answers every call wrong)."""
+    if isinstance(err, FindingError | StopRun | Unsatisfiable):
         return True
     inner = getattr(err, "exceptions", None)
     if inner:
