@@ -112,7 +112,7 @@ def goals(contract: Contract) -> list[Goal]:
         for clause_reads in reads:
             for place, sites in clause_reads.items():
                 read.setdefault(place, set()).update(sites)
-        followed = [_followed(clause.expr, collections, contract.state) for clause in op.requires]
+        followed = [_apart(clause.expr, collections, contract.state) for clause in op.requires]
         for writer, (var, field) in changed:
             if (var, field) not in read:
                 continue
@@ -122,8 +122,7 @@ def goals(contract: Contract) -> list[Goal]:
                 if place in clause_reads:
                     out.extend((name, j, write) for write in _sited(writer, var, field, clause_reads[place]))
             for j, clause_followed in enumerate(followed):
-                reads_as_keys = clause_followed.get(place, [])
-                for k in reads_as_keys if len(reads_as_keys) > 1 else ():
+                for k in clause_followed.get(place, ()):
                     one = Write(writer, var, field, read=(j, k))
                     out.extend([(name, None, one), (name, j, one)])
     return out
@@ -160,6 +159,43 @@ def _aggregated(expr: ir.Expr, contract: Contract) -> set[Place]:
         for inner in ir.walk(node)
         if (place := _place(inner, collections, contract.state)) is not None
     }
+
+
+def _apart(expr: ir.Expr, collections: Collection[str], variables: Collection[str]) -> dict[Place, list[int]]:
+    """Per place, the reads of it (in evaluation order) a clause may answer one apart from the
+    others: a reference followed twice (``_followed``), or a field read in two quantifiers or more
+    (``_quantified``)."""
+    out: dict[Place, list[int]] = {}
+    for found in (_followed(expr, collections, variables), _quantified(expr, collections, variables)):
+        for place, reads in found.items():
+            if len(reads) > 1:
+                out[place] = sorted({*out.get(place, ()), *reads})
+    return out
+
+
+def _quantified(
+    expr: ir.Expr, collections: Collection[str], variables: Collection[str]
+) -> dict[Place, list[int]]:
+    """Per place (``_place``) a clause reads inside quantifiers, which of its reads of the place
+    those are, in evaluation order, where two quantifiers or more read it (each read's innermost
+    one). Each quantifier is a check an implementation may answer its own way: who may move a
+    VM asks for a manager of the project it leaves and one of the project it enters, and an
+    implementation that keeps the role a member was added with answers the second from that
+    copy while the first reads the role held now."""
+    reads: dict[Place, list[tuple[int, int]]] = {}
+    seen: dict[Place, int] = {}
+
+    def visit(node: ir.Expr, inside: int) -> None:
+        if (place := _place(node, collections, variables)) is not None:
+            k = seen[place] = seen.get(place, -1) + 1
+            if inside:
+                reads.setdefault(place, []).append((inside, k))
+        within = id(node) if isinstance(node, ir.Quant) else inside
+        for child in ir.children(node):
+            visit(child, within)
+
+    visit(expr, 0)
+    return {place: [k for _, k in found] for place, found in reads.items() if len({q for q, _ in found}) > 1}
 
 
 def _followed(

@@ -337,7 +337,9 @@ def plan_apart(
 
     With ``then``, once ``goals`` are planned up to ``STONE_DEPTH`` calls, the goals ``then``
     gives (the influence goals the search has not met by then) on a read apt to be kept as a
-    copy (``influence.kept``) are relayed from the corpus, and only then are the stepping
+    copy (``influence.kept``) are relayed from the corpus (those on one read of several as
+    before the write first, ``Write.read``: asked with the rest, the relay met the easier ones
+    and never the cloud's move), and only then are the stepping
     stones' relays run: those took until 14 to 17 s of a 20 s run on four of the held-out sets,
     and the stale reads planned after them came in its last seconds or not at all (the
     courier's StaleRoutes, the cloud's RoleAsAdded). Then the refusals a weak mutant of their
@@ -409,6 +411,9 @@ def plan_apart(
     kept: list[Goal] = [
         g for g in later if len(g) == 3 and isinstance(g[2], Write) and influence.kept(contract, g)
     ]
+    # of those, one read of several as before the write first: the shape of a copy kept
+    # (``Write.read``), a few calls past the easier kept goals a relay of them all meets first
+    relayed([g for g in kept if len(g) == 3 and isinstance(g[2], Write) and g[2].read is not None])
     relayed(kept)
     planned(wanted, "rounds", near=near)
     # a refusal a weak mutant of the clause lets through ends in the very call an implementation

@@ -109,37 +109,37 @@ class Club:
 
     def join(self, name):
         if name in self.members:
-            return {"error": 409}
+            return {"error": "refused", "status": 409}
         self.members[name] = {"role": "guest", "desk": ""}
         self.joined[name] = "guest"
 
     def promote(self, name):
         if name not in self.members:
-            return {"error": 404}
+            return {"error": "refused", "status": 404}
         self.members[name]["role"] = "host"
 
     def seat(self, name, desk):
         if name not in self.members:
-            return {"error": 404}
+            return {"error": "refused", "status": 404}
         self.members[name]["desk"] = desk
 
     def host(self, name):
         if name not in self.members:
-            return {"error": 404}
+            return {"error": "refused", "status": 404}
         if self.joined[name] != "host":
-            return {"error": 403}
+            return {"error": "refused", "status": 403}
         if self.level < 1:
-            return {"error": 423}
+            return {"error": "refused", "status": 423}
 
     def serve(self, name):
         if name not in self.members:
-            return {"error": 404}
+            return {"error": "refused", "status": 404}
         if not self.members[name]["desk"]:
-            return {"error": 409}
+            return {"error": "refused", "status": 409}
 
     def open(self):
         if self.level >= 2:
-            return {"error": 429}
+            return {"error": "refused", "status": 429}
         self.level += 1
 """
 
@@ -356,27 +356,27 @@ class Rack:
 
     def add(self, box, room):
         if room not in self.rooms:
-            return {"error": 404}
+            return {"error": "refused", "status": 404}
         if box in self.boxes:
-            return {"error": 409}
+            return {"error": "refused", "status": 409}
         self.boxes[box] = {"room": room, "live": False}
         self.added[box] = room
 
     def move(self, box, room):
         if box not in self.boxes or room not in self.rooms:
-            return {"error": 404}
+            return {"error": "refused", "status": 404}
         if self.boxes[box]["live"]:
-            return {"error": 423}
+            return {"error": "refused", "status": 423}
         self.boxes[box]["room"] = room
 
     def power(self, box):
         if box not in self.boxes:
-            return {"error": 404}
+            return {"error": "refused", "status": 404}
         if self.boxes[box]["live"]:
-            return {"error": 409}
+            return {"error": "refused", "status": 409}
         room = self.rooms[self.boxes[box]["room"]]
         if room["used"] >= self.rooms[self.added[box]]["cap"]:
-            return {"error": 429}
+            return {"error": "refused", "status": 429}
         self.boxes[box]["live"] = True
         room["used"] += 1
 """
@@ -402,14 +402,21 @@ def test_a_clause_that_reads_a_field_twice_has_a_goal_for_each_read() -> None:
     assert not any(name.startswith("move:") and "as before at read" in name for name in names)
 
 
-def test_only_a_reference_followed_twice_has_a_goal_for_each_read() -> None:
-    """In the cloud set, a restart follows the VM's project to its vCPUs and to its quota: a goal
-    for each. A snapshot compares the project of every VM with the VM's own, and a move checks
-    the mover's role in two projects: values compared, one value either way, no goal per read."""
+def test_only_a_reference_followed_twice_or_a_field_in_two_quantifiers_has_a_goal_per_read() -> None:
+    """In the cloud set, a restart follows the VM's project to its vCPUs and to its quota, and a
+    move asks for the mover's role in two quantifiers (a manager of the project the VM leaves,
+    and one of the project it enters): a goal for each read. A snapshot compares the project of
+    every VM with the VM's own in one quantifier: one value either way, no goal per read."""
     cloud = envfactory.load(Path(__file__).resolve().parent / "impls" / "cloud.yaml")
     names = {influence.name(g) for g in influence.goals(cloud) if g[2].read is not None}
     moved = "startVm: {}, by vms[...].project as moveVm changed it, as before at read {} of requires 4 only"
-    assert names == {moved.format(what, k) for what in ("accepted", "requires 4 fails") for k in (1, 2)}
+    role = "moveVm: {}, by members[...].role as setRole changed it, as before at read {} of requires 5 only"
+    assert names == {
+        form.format(what, k)
+        for form, failing in ((moved, "requires 4 fails"), (role, "requires 5 fails"))
+        for what in ("accepted", failing)
+        for k in (1, 2)
+    }
 
 
 @functools.cache
@@ -521,3 +528,149 @@ def test_the_reads_kept_as_copies_are_the_counts_and_the_references_followed_twi
     # the club has neither
     club, _ = _club()
     assert not any(influence.kept(club, g) for g in influence.goals(club))
+
+
+TEAMS = """\
+envfactory: "1"
+info: {title: Teams, version: "1"}
+state:
+  members:
+    collection:
+      key: {type: string}
+      value:
+        type: object
+        properties: {team: {type: string}, role: {type: string, enum: [admin, viewer]}}
+        required: [team, role]
+  boards:
+    collection:
+      key: {type: string}
+      value:
+        type: object
+        properties: {team: {type: string}}
+        required: [team]
+operations:
+  join:
+    input:
+      type: object
+      properties:
+        name: {type: string, enum: [a, b]}
+        team: {type: string, enum: [t, u]}
+        role: {type: string, enum: [admin, viewer]}
+      required: [name, team, role]
+      additionalProperties: false
+    requires: [{check: 'not (input.name in members)', error: {status: 409, message: a member}}]
+    effects: ['members[input.name] = {"team": input.team, "role": input.role}']
+  setRole:
+    input:
+      type: object
+      properties: {name: {type: string, enum: [a, b]}, role: {type: string, enum: [admin, viewer]}}
+      required: [name, role]
+      additionalProperties: false
+    requires: [{check: 'input.name in members', error: {status: 404, message: no such member}}]
+    effects: ['members[input.name].role = input.role']
+  add:
+    input:
+      type: object
+      properties: {board: {type: string, enum: [x]}, team: {type: string, enum: [t, u]}}
+      required: [board, team]
+      additionalProperties: false
+    requires: [{check: 'not (input.board in boards)', error: {status: 409, message: a board}}]
+    effects: ['boards[input.board] = {"team": input.team}']
+  move:
+    # by an admin of the team it leaves and of the team it joins (one member may be both)
+    input:
+      type: object
+      properties: {board: {type: string, enum: [x]}, to: {type: string, enum: [t, u]}}
+      required: [board, to]
+      additionalProperties: false
+    requires:
+      - {check: 'input.board in boards', error: {status: 404, message: no such board}}
+      - check: >-
+          any(members[m].team == boards[input.board].team and members[m].role == "admin" for m in members)
+          and any(members[m].team == input.to and members[m].role == "admin" for m in members)
+        error: {status: 403, message: admins of both teams only}
+    effects: ['boards[input.board].team = input.to']
+"""
+
+# the stale copy: the team a board joins is judged by the roles its members joined with
+ROLE_AS_JOINED = """\
+class Teams:
+    def __init__(self):
+        self.members, self.joined, self.boards = {}, {}, {}
+
+    def join(self, name, team, role):
+        if name in self.members:
+            return {"error": "a member", "status": 409}
+        self.members[name] = {"team": team, "role": role}
+        self.joined[name] = role
+
+    def setRole(self, name, role):
+        if name not in self.members:
+            return {"error": "no such one", "status": 404}
+        self.members[name]["role"] = role
+
+    def add(self, board, team):
+        if board in self.boards:
+            return {"error": "a board", "status": 409}
+        self.boards[board] = {"team": team}
+
+    def move(self, board, to):
+        if board not in self.boards:
+            return {"error": "no such one", "status": 404}
+        leaves = self.boards[board]["team"]
+        if not any(m["team"] == leaves and m["role"] == "admin" for m in self.members.values()):
+            return {"error": "admins only", "status": 403}
+        if not any(m["team"] == to and self.joined[n] == "admin" for n, m in self.members.items()):
+            return {"error": "admins only", "status": 403}
+        self.boards[board]["team"] = to
+"""
+
+JOINED = "move: {}, by members[...].role as setRole changed it, as before at read {} of requires 2 only"
+
+
+@functools.cache
+def _teams_routes() -> dict[str, Route]:
+    """The routes to the teams' goals of one read, each of five calls at most."""
+    contract, _ = _written("teams", TEAMS, ROLE_AS_JOINED)
+    goals = [g for g in influence.goals(contract) if g[2].read is not None]
+    routes = plan(contract, goals, effort=30_000_000, max_depth=5)
+    return {influence.name(r.goal): r for r in routes if r.goal is not None}
+
+
+def test_a_field_read_in_two_quantifiers_has_a_goal_for_each_read() -> None:
+    """The move asks for an admin of the team the board leaves and one of the team it joins: a
+    goal for the role read in each, where one quantifier alone (or a reference followed once)
+    has none."""
+    contract, _ = _written("teams", TEAMS, ROLE_AS_JOINED)
+    names = {influence.name(g) for g in influence.goals(contract) if g[2].read is not None}
+    assert names == {JOINED.format(what, k) for what in ("accepted", "requires 2 fails") for k in (1, 2)}
+
+
+def _shows(contract: Contract, folder: Path, route: Route) -> bool:
+    """Whether the teams' stale implementation answers otherwise at the last call of ``route``
+    (and nowhere before it)."""
+    target = open_target(f"python:{folder / 'teams_impl.py'}:Teams", contract)
+    case = Case(Session(contract, target, mode="valid", time_budget=None), replay=True)
+    try:
+        for name, value in zip(route.operations, route.inputs, strict=True):
+            case.send(contract.operations[name], value)
+    except FindingError:
+        assert case.steps[-1].tool == "move" and len(case.steps) == len(route.operations)
+        return True
+    return False
+
+
+def test_following_a_route_of_one_quantifier_shows_the_role_as_joined() -> None:
+    """The routes to the role read as before in the second quantifier end in a move the
+    implementation that keeps the role a member joined with answers otherwise, let in or
+    refused; the refusal by the role read as before in the first quantifier does not (the
+    implementation reads the role now there). The model agrees each route meets its goal, and
+    no shorter prefix does."""
+    contract, folder = _written("teams", TEAMS, ROLE_AS_JOINED)
+    routes = _teams_routes()
+    for name, route in routes.items():
+        calls = list(zip(route.operations, route.inputs, strict=True))
+        assert name in _met(contract, calls) and name not in _met(contract, calls[:-1])
+    assert _shows(contract, folder, routes[JOINED.format("accepted", 2)])
+    assert _shows(contract, folder, routes[JOINED.format("requires 2 fails", 2)])
+    assert not _shows(contract, folder, routes[JOINED.format("requires 2 fails", 1)])

@@ -147,7 +147,9 @@ def test_a_breaking_draw_with_no_key_gone_breaks_either_key_alone(pharmacy: Cont
 
 def test_the_licence_kept_after_a_dismissal_is_found_in_seven_calls(pharmacy: Contract) -> None:
     target = open_target(f"python:{IMPLS / 'pharmacy_impl.py'}:LicenceOutlivesDismissal", pharmacy)
-    summary = fuzz(pharmacy, target, seed=3, max_examples=3000, multiple=False)
+    # bounded by examples, not time; seed 6 finds it in about 4 s where seed 3 took 15 (seeds 1-8:
+    # every one finds it, in 4 to 45 s)
+    summary = fuzz(pharmacy, target, seed=6, max_examples=3000, multiple=False)
     # the check let through (200 for 403), or refused for what comes after the staff check
     # (423 for 403): the register's one bug, found as either, each in seven calls
     assert summary.findings
