@@ -441,7 +441,8 @@ def _apart(
             start_afresh()
         work(fresh, progress)
 
-    deadline.bounded(task, seconds, progress=report)
+    # no collections in the worker: the same terms freed whatever the process did before
+    deadline.bounded(task, seconds, progress=report, collect=False)
 
 
 Start = tuple[Sequence[tuple[str, Any]], Mapping[str, Any]]

@@ -86,13 +86,24 @@ def bounded(
     *,
     progress: Callable[[Any], None] | None = None,
     memory_mb: int = MEMORY_MB,
+    collect: bool = True,
 ) -> T | Stopped:
     """``task(report)`` in a worker forked for it: its result, or ``Stopped`` within
     ``hard_limit(seconds)``.
 
     ``report(value)`` in the worker calls ``progress(value)`` here (a picklable value, for a status
     line). An exception the task raises is raised again here (its type and message); a
-    ``MemoryError`` becomes ``Stopped("memory")``."""
+    ``MemoryError`` becomes ``Stopped("memory")``.
+
+    Without ``collect`` (the fuzzer's planner), the worker collects no cycles at all
+    (``_settle_collector`` starts it afresh, then it is off). Its allocations depend on what the caller holds (a memo table of the caller's that has an
+    entry already allocates nothing, one that has not a tuple), so collections counted from the
+    fork still came at other moments after other work in the process, and the library's 7-call
+    route came with other inputs: the same assertions to Z3, other term ids under them.
+    Refcounting frees the terms at the same moments whatever the caller did; what is left in
+    cycles waits for the worker's end (the courier's 127 goals planned at 60 million units: 183
+    MB at most, with or without collections). A long proof and a ``Worker`` answering many calls
+    keep collecting."""
     if not hasattr(os, "fork"):
         return task(progress or _ignore)
     read_end, write_end = os.pipe()
@@ -103,6 +114,8 @@ def bounded(
         try:
             _limit_self(memory_mb)
             _limit_cpu(seconds)
+            if not collect:
+                gc.disable()  # one task, then the process ends (above)
             _answer(write_end, lambda: task(lambda value: _send(write_end, _PROGRESS, value)))
         except BaseException:
             code = 1

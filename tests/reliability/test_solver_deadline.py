@@ -97,13 +97,15 @@ def test_a_worker_s_garbage_collector_starts_the_same_whatever_its_caller_alloca
     where its own allocations put them, not where the caller's counts had got to."""
     import gc
 
-    def counts(_: Any) -> tuple[tuple[int, int, int], bool]:
-        return gc.get_count(), gc.get_freeze_count() > 0
+    def counts(_: Any) -> tuple[tuple[int, int, int], bool, bool]:
+        return gc.get_count(), gc.get_freeze_count() > 0, gc.isenabled()
 
     first = bounded(counts, 30)
     held = [[n] for n in range(1234)]  # containers the caller keeps: its counts move on
     assert held and bounded(counts, 30) == first
     assert first[1]  # the caller's objects are out of the worker's collections
+    assert first[2] and not bounded(counts, 30, collect=False)[2]  # the planner's collects no more
+    assert gc.isenabled()  # its caller does
     answers = []
     for more in (0, 4321):
         held += [[n] for n in range(more)]
