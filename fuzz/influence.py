@@ -183,18 +183,9 @@ def _quantified(
     implementation that keeps the role a member was added with answers the second from that
     copy while the first reads the role held now."""
     reads: dict[Place, list[tuple[int, int]]] = {}
-    seen: dict[Place, int] = {}
-
-    def visit(node: ir.Expr, inside: int) -> None:
-        if (place := _place(node, collections, variables)) is not None:
-            k = seen[place] = seen.get(place, -1) + 1
-            if inside:
-                reads.setdefault(place, []).append((inside, k))
-        within = id(node) if isinstance(node, ir.Quant) else inside
-        for child in ir.children(node):
-            visit(child, within)
-
-    visit(expr, 0)
+    for place, k, _, inside in _numbered(expr, collections, variables):
+        if inside:
+            reads.setdefault(place, []).append((inside, k))
     return {place: [k for _, k in found] for place, found in reads.items() if len({q for q, _ in found}) > 1}
 
 
@@ -209,14 +200,27 @@ def _followed(
     is one value either way."""
     keys = {id(node.key) for node in ir.walk(expr) if isinstance(node, ir.Index)}
     out: dict[Place, list[int]] = {}
-    seen: dict[Place, int] = {}
-    for node in ir.walk(expr):
-        if (place := _place(node, collections, variables)) is None:
-            continue
-        k = seen[place] = seen.get(place, -1) + 1
+    for place, k, node, _ in _numbered(expr, collections, variables):
         if id(node) in keys:
             out.setdefault(place, []).append(k)
     return out
+
+
+def _numbered(
+    expr: ir.Expr, collections: Collection[str], variables: Collection[str]
+) -> Iterator[tuple[Place, int, ir.Expr, int]]:
+    """Each read of a place (``_place``) in ``expr``, in evaluation order (``ir.walk``'s, in which
+    ``_one_read`` counts them too): the place, which of its reads it is, the node, and the id of
+    its innermost quantifier (0: none)."""
+    seen: dict[Place, int] = {}
+    stack: list[tuple[ir.Expr, int]] = [(expr, 0)]
+    while stack:
+        node, inside = stack.pop()
+        if (place := _place(node, collections, variables)) is not None:
+            k = seen[place] = seen.get(place, -1) + 1
+            yield place, k, node, inside
+        within = id(node) if isinstance(node, ir.Quant) else inside
+        stack.extend((child, within) for child in reversed(ir.children(node)))
 
 
 Place = tuple[str, str | None]

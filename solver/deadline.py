@@ -100,11 +100,10 @@ def bounded(
     caller holds (a memo table of the caller's that has an entry already allocates nothing, one
     that has not a tuple), so collections counted from the fork still came at other moments
     after other work in the process, and the library's 7-call route came with other inputs: the
-    same assertions to Z3, other term ids under them.
-    Refcounting frees the terms at the same moments whatever the caller did; what is left in
-    cycles waits for the worker's end (the courier's 127 goals planned at 60 million units: 183
-    MB at most, with or without collections). A long proof and a ``Worker`` answering many calls
-    keep collecting."""
+    same assertions to Z3, other term ids under them. Refcounting frees the terms at the same
+    moments whatever the caller did; what is left in cycles waits for the worker's end (the
+    courier's 127 goals planned at 60 million units: 183 MB at most, with or without
+    collections). A long proof and a ``Worker`` answering many calls keep collecting."""
     if not hasattr(os, "fork"):
         return task(progress or _ignore)
     read_end, write_end = os.pipe()
