@@ -24,6 +24,7 @@ from envfactory.fuzz.machine import Case
 from envfactory.fuzz.reach import Route, plan, relay
 from envfactory.fuzz.runner import Session
 from envfactory.fuzz.targets import open_target
+from envfactory.trajectory import Step
 
 CLUB = """\
 envfactory: "1"
@@ -188,6 +189,26 @@ def _reached(contract: Contract, calls: Sequence[tuple[str, Any]]) -> Any:
     return state
 
 
+def _finding(contract: Contract, target: str, route: Route) -> list[Step] | None:
+    """``route`` sent call by call to ``target`` as a replayed case sends it (valid mode, the
+    planned inputs): the steps up to the first call the contract's oracle judged wrong, or None
+    where none was."""
+    case = Case(Session(contract, open_target(target, contract), mode="valid", time_budget=None), replay=True)
+    try:
+        for name, value in zip(route.operations, route.inputs, strict=True):
+            case.send(contract.operations[name], value)
+    except FindingError:
+        return case.steps
+    return None
+
+
+def _one_read_routes(contract: Contract, max_depth: int) -> dict[str, Route]:
+    """The routes the planner finds to ``contract``'s goals of one read, by goal name."""
+    goals = [g for g in influence.goals(contract) if g[2].read is not None]
+    routes = plan(contract, goals, effort=30_000_000, max_depth=max_depth)
+    return {influence.name(r.goal): r for r in routes if r.goal is not None}
+
+
 def test_the_goals_are_read_off_the_writes_and_the_requires_that_read_them() -> None:
     contract, _ = _club()
     assert {influence.name(g) for g in influence.goals(contract)} == EXPECTED
@@ -238,13 +259,8 @@ def test_following_a_planned_route_shows_the_stale_read() -> None:
     contract, folder = _club()
     goal = ("host", None, influence.Write("promote", "members", "role"))
     (route,) = plan(contract, [goal], effort=3_000_000, max_depth=6)
-    target = open_target(f"python:{folder / 'club_impl.py'}:Club", contract)
-    session = Session(contract, target, mode="valid", time_budget=None)
-    case = Case(session, replay=True)
-    with pytest.raises(FindingError):
-        for name, value in zip(route.operations, route.inputs, strict=True):
-            case.send(contract.operations[name], value)
-    assert case.steps[-1].tool == "host" and len(case.steps) == len(route.operations)
+    steps = _finding(contract, f"python:{folder / 'club_impl.py'}:Club", route)
+    assert steps is not None and steps[-1].tool == "host" and len(steps) == len(route.operations)
 
 
 def test_a_field_read_at_two_keys_is_a_goal_at_each_and_the_model_tells_them_apart() -> None:
@@ -423,10 +439,7 @@ def test_only_a_reference_followed_twice_or_a_field_in_two_quantifiers_has_a_goa
 @functools.cache
 def _rack_routes() -> dict[str, Route]:
     """The routes to the rack's goals of one read, each of six calls at most."""
-    contract, _ = _rack()
-    goals = [g for g in influence.goals(contract) if g[2].read is not None]
-    routes = plan(contract, goals, effort=30_000_000, max_depth=6)
-    return {influence.name(r.goal): r for r in routes if r.goal is not None}
+    return _one_read_routes(_rack()[0], max_depth=6)
 
 
 def test_the_planner_meets_the_goals_of_one_read_and_the_model_agrees() -> None:
@@ -472,12 +485,8 @@ def test_following_a_route_of_one_read_shows_the_stale_copy(what: str) -> None:
     the last call of either route to the capacity read as before the move."""
     contract, folder = _rack()
     route = _rack_routes()[MOVED.format(what) + ONE_READ.format(2)]
-    target = open_target(f"python:{folder / 'rack_impl.py'}:Rack", contract)
-    case = Case(Session(contract, target, mode="valid", time_budget=None), replay=True)
-    with pytest.raises(FindingError):
-        for name, value in zip(route.operations, route.inputs, strict=True):
-            case.send(contract.operations[name], value)
-    assert case.steps[-1].tool == "power" and len(case.steps) == len(route.operations)
+    steps = _finding(contract, f"python:{folder / 'rack_impl.py'}:Rack", route)
+    assert steps is not None and steps[-1].tool == "power" and len(steps) == len(route.operations)
 
 
 def test_the_relay_plans_the_write_and_the_read_of_one_read_goal() -> None:
@@ -638,10 +647,7 @@ def _teams() -> tuple[Contract, Path]:
 @functools.cache
 def _teams_routes() -> dict[str, Route]:
     """The routes to the teams' goals of one read, each of five calls at most."""
-    contract, _ = _teams()
-    goals = [g for g in influence.goals(contract) if g[2].read is not None]
-    routes = plan(contract, goals, effort=30_000_000, max_depth=5)
-    return {influence.name(r.goal): r for r in routes if r.goal is not None}
+    return _one_read_routes(_teams()[0], max_depth=5)
 
 
 def test_a_field_read_in_two_quantifiers_has_a_goal_for_each_read() -> None:
@@ -656,15 +662,9 @@ def test_a_field_read_in_two_quantifiers_has_a_goal_for_each_read() -> None:
 def _shows(contract: Contract, folder: Path, route: Route) -> bool:
     """Whether the teams' stale implementation answers otherwise at the last call of ``route``
     (and nowhere before it)."""
-    target = open_target(f"python:{folder / 'teams_impl.py'}:Teams", contract)
-    case = Case(Session(contract, target, mode="valid", time_budget=None), replay=True)
-    try:
-        for name, value in zip(route.operations, route.inputs, strict=True):
-            case.send(contract.operations[name], value)
-    except FindingError:
-        assert case.steps[-1].tool == "move" and len(case.steps) == len(route.operations)
-        return True
-    return False
+    steps = _finding(contract, f"python:{folder / 'teams_impl.py'}:Teams", route)
+    assert steps is None or (steps[-1].tool == "move" and len(steps) == len(route.operations))
+    return steps is not None
 
 
 def test_following_a_route_of_one_quantifier_shows_the_role_as_joined() -> None:
