@@ -268,9 +268,47 @@ def bfcl(args: argparse.Namespace, seeds: list[int]) -> None:
 
 
 def compare(old: str, new: str) -> None:
-    """Print two result files side by side, bug by bug."""
+    """Print two result files bug by bug, then the ratios on the runs both hold (the same set,
+    class and seed): bugs found, traces at their minimal length, calls per run and CPU seconds
+    per process, new against old."""
+    rows = {path: _rows(path) for path in (old, new)}
     for path in (old, new):
-        report([json.loads(line) for line in Path(path).read_text().splitlines() if line], label=path)
+        report(rows[path], label=path)
+    keyed = [{(r["set"], r["cls"], r["seed"]): r for r in rows[path]} for path in (old, new)]
+    both = [key for key in keyed[0] if key in keyed[1]]
+    planted = [key for key in both if keyed[0][key]["minimal"]]
+    if not both:
+        print("\nno run in common")
+        return
+    pairs = [(keyed[0][key], keyed[1][key]) for key in both]
+
+    def counted(side: int, test: Any) -> int:
+        return sum(1 for key in planted if test(keyed[side][key]))
+
+    def at_minimum(row: dict[str, Any]) -> bool:
+        return bool(row.get("lengths")) and row["lengths"][0] == row["minimal"]
+
+    def ratio(field: str) -> str:
+        before = sum(a.get(field) or 0 for a, _ in pairs)
+        after = sum(b.get(field) or 0 for _, b in pairs)
+        return f"{after / before:.2f}x" if before else "n/a"
+
+    found = [counted(side, lambda r: r.get("found")) for side in (1, 0)]
+    minimal = [counted(side, at_minimum) for side in (1, 0)]
+    print(
+        f"\n{len(both)} runs in common ({len(planted)} on planted bugs), new against old: "
+        f"found {found[0]}/{len(planted)} against {found[1]}/{len(planted)}, "
+        f"at the minimal length {minimal[0]} against {minimal[1]}, "
+        f"calls per run {ratio('calls')}, CPU per process {ratio('cpu')}"
+    )
+    for key in planted:
+        a, b = keyed[0][key], keyed[1][key]
+        if bool(a.get("found")) != bool(b.get("found")):
+            print(f"  {'gained' if b.get('found') else 'lost':6} {key[0]} {key[1]} seed {key[2]}")
+
+
+def _rows(path: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in Path(path).read_text().splitlines() if line]
 
 
 def report(rows: list[dict[str, Any]], label: str = "") -> None:
