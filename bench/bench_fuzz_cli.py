@@ -29,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -274,37 +275,35 @@ def compare(old: str, new: str) -> None:
     rows = {path: _rows(path) for path in (old, new)}
     for path in (old, new):
         report(rows[path], label=path)
-    keyed = [{(r["set"], r["cls"], r["seed"]): r for r in rows[path]} for path in (old, new)]
-    both = [key for key in keyed[0] if key in keyed[1]]
-    planted = [key for key in both if keyed[0][key]["minimal"]]
+    before, after = ({(r["set"], r["cls"], r["seed"]): r for r in rows[path]} for path in (old, new))
+    both = [key for key in before if key in after]
     if not both:
         print("\nno run in common")
         return
-    pairs = [(keyed[0][key], keyed[1][key]) for key in both]
+    planted = [key for key in both if before[key]["minimal"]]
 
-    def counted(side: int, test: Any) -> int:
-        return sum(1 for key in planted if test(keyed[side][key]))
+    def counted(runs: dict[Any, dict[str, Any]], test: Callable[[dict[str, Any]], object]) -> int:
+        return sum(1 for key in planted if test(runs[key]))
 
     def at_minimum(row: dict[str, Any]) -> bool:
         return bool(row.get("lengths")) and row["lengths"][0] == row["minimal"]
 
     def ratio(field: str) -> str:
-        before = sum(a.get(field) or 0 for a, _ in pairs)
-        after = sum(b.get(field) or 0 for _, b in pairs)
-        return f"{after / before:.2f}x" if before else "n/a"
+        was, now = (sum(runs[key].get(field) or 0 for key in both) for runs in (before, after))
+        return f"{now / was:.2f}x" if was else "n/a"
 
-    found = [counted(side, lambda r: r.get("found")) for side in (1, 0)]
-    minimal = [counted(side, at_minimum) for side in (1, 0)]
+    def found(row: dict[str, Any]) -> bool:
+        return bool(row.get("found"))
+
     print(
         f"\n{len(both)} runs in common ({len(planted)} on planted bugs), new against old: "
-        f"found {found[0]}/{len(planted)} against {found[1]}/{len(planted)}, "
-        f"at the minimal length {minimal[0]} against {minimal[1]}, "
+        f"found {counted(after, found)}/{len(planted)} against {counted(before, found)}/{len(planted)}, "
+        f"at the minimal length {counted(after, at_minimum)} against {counted(before, at_minimum)}, "
         f"calls per run {ratio('calls')}, CPU per process {ratio('cpu')}"
     )
     for key in planted:
-        a, b = keyed[0][key], keyed[1][key]
-        if bool(a.get("found")) != bool(b.get("found")):
-            print(f"  {'gained' if b.get('found') else 'lost':6} {key[0]} {key[1]} seed {key[2]}")
+        if found(before[key]) != found(after[key]):
+            print(f"  {'gained' if found(after[key]) else 'lost':6} {key[0]} {key[1]} seed {key[2]}")
 
 
 def _rows(path: str) -> list[dict[str, Any]]:
