@@ -17,6 +17,7 @@ import inspect
 import os
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Collection, Iterator
 from typing import Any
 
@@ -86,6 +87,10 @@ ADOPT_AFTER = 25
 meanwhile (beside the search, under a time budget). Waiting for the round's end (``EPOCH`` cases
 and a grown corpus, or ``STALE`` cases) kept routes found at 6 s unused until 20 s on a contract
 whose cases are slow (the cloud set's, 30 a CPU-second)."""
+WIDE = 20
+"""Operations past which a contract is wide: more than a case's steps (by default) can call.
+A wide contract's steps choose among its operations in the order of their calls so far
+(``machine.ordered``), fixed for a round, and its rounds end after ``ADOPT_AFTER`` cases."""
 STALE = 400
 """Test cases in a row that added nothing to the corpus, after which the cases get longer."""
 LONGER = 4
@@ -313,6 +318,8 @@ class Session:
         self.writes = {
             name: tuple(sorted(op.writes & self.collections)) for name, op in closed.operations.items()
         }
+        self.wide = len(closed.operations) > WIDE
+        """Whether the contract is wide (``WIDE``)."""
         self.deleted = frozenset().union(*(Steer.of(op, closed).deletes for op in closed.operations.values()))
         """Collections some operation deletes a named key from: the ones a key is made again in."""
         self.target = target
@@ -406,6 +413,14 @@ class Session:
         """The clause outcomes covered as the round began (``publish``)."""
         self.round_aims: dict[str, tuple[tuple[str, Compiled], ...]] = {}
         """``aims`` as the round began (``publish``)."""
+        self.op_calls: Counter[str] = Counter()
+        """Calls sent so far, per operation."""
+        self.round_calls: dict[str, int] = {}
+        """``op_calls`` as the round began (``publish``)."""
+        self.round_covered: frozenset[str] = frozenset()
+        """``ops_covered`` as the round began (``publish``)."""
+        self.round_order: list[Any] | None = None
+        """The operations in the order a round's steps choose among them (``machine.ordered``)."""
         self.round_start = 0
         self.epoch_over = False
         self.stale = False
@@ -470,6 +485,9 @@ class Session:
         }
         self.round_outcomes = frozenset(self.outcomes)
         self.round_aims = dict(self.aims)
+        self.round_calls = dict(self.op_calls)
+        self.round_covered = frozenset(self.ops_covered)
+        self.round_order = None
 
     def begin_case(self) -> None:
         if self.reach_at is not None and self.first_case is None:
@@ -489,10 +507,12 @@ class Session:
         if (
             self.first_case is None
             and self.test_cases - self.round_start >= ADOPT_AFTER
-            and len(self.planned) > len(self.prefixes)
+            and (len(self.planned) > len(self.prefixes) or self.wide)
         ):
             self.epoch_over = self.stopped = True
-            raise StopRun  # the solver planned new routes: the next round starts cases on them
+            # the solver planned new routes: the next round starts cases on them (a wide
+            # contract's next round orders its operations again: ``machine.ordered``)
+            raise StopRun
         if (
             self.may_lengthen
             and self.first_case is None

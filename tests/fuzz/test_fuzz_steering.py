@@ -475,23 +475,40 @@ class Simplest(Seeded):
         return False
 
 
+def _simplest_steps(monkeypatch: pytest.MonkeyPatch, entry: tuple[tuple[str, Any], ...]) -> Case:
+    """A depot case of simplest choices that starts from ``entry`` (the corpus's only entry) and
+    takes two steps past it."""
+    monkeypatch.setattr(DEPOT_SESSION, "published", (entry,))
+    monkeypatch.setattr(DEPOT_SESSION, "rarity", (1.0,))
+    case = Case(DEPOT_SESSION, replay=True)
+    src: Any = Simplest()
+    for _ in range(2):
+        case.step(list(DEPOT_PLANS.values()), src)
+    return case
+
+
 def test_the_simplest_choice_of_operation_repeats_the_step_before(monkeypatch: pytest.MonkeyPatch) -> None:
     """A case of simplest choices that starts from a corpus entry goes on with the entry's last
     operation (one more stock of the bin: filling it, at the threshold), and then with that again
     (refused now: the bin is full), not with the first operation enabled (``addBin``) twenty
     times over."""
-    entry = (("addBin", {"name": "a", "cap": 5}), ("stock", {"name": "a", "qty": 1}))
-    monkeypatch.setattr(DEPOT_SESSION, "published", (entry,))
-    monkeypatch.setattr(DEPOT_SESSION, "rarity", (1.0,))
-    case = Case(DEPOT_SESSION, replay=True)
-    src: Any = Simplest()
-    ops = list(DEPOT_PLANS.values())
-    for _ in range(2):
-        case.step(ops, src)
+    case = _simplest_steps(
+        monkeypatch, (("addBin", {"name": "a", "cap": 5}), ("stock", {"name": "a", "qty": 1}))
+    )
     assert [s.tool for s in case.steps[2:]] == ["stock", "stock"]
     assert case.steps[2].status == 200 and case.steps[3].status >= 400
     assert case.state["bins"]["a"]["qty"] == 5
-    assert ops[0].name == "addBin"  # what the simplest choice was before
+    assert next(iter(DEPOT_PLANS)) == "addBin"  # what the simplest choice was before
+
+
+def test_the_simplest_choice_after_a_read_walks_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A read is not made again by the simplest choice (the same state read twice shows
+    nothing): it hands over to the next operation the state prefers in the contract's order
+    (``status`` wants an order there is none of: round to ``addBin``); a change the case saw
+    refused (a bin of no capacity) is not preferred, and the walk goes on to ``removeBin``."""
+    case = _simplest_steps(monkeypatch, (("addBin", {"name": "a", "cap": 5}), ("peek", {"name": "a"})))
+    assert [s.tool for s in case.steps] == ["addBin", "peek", "addBin", "removeBin"]
+    assert case.steps[2].status == 422 and case.steps[3].status == 200
 
 
 RELEASES = """\
