@@ -656,31 +656,52 @@ class Abstraction:
         return valuation(self.preds, state)
 
 
-def graph_coverage(
-    contract: Contract, abstraction: Abstraction, edges: set[tuple[Any, str, Any]], timeout: float = 20.0
-) -> tuple[int, int] | None:
-    """(covered, total) edges of the contract's state graph; None when the graph cannot be built
-    within ``timeout`` (in a worker killed at the deadline: encoding a large contract's steps
-    does not look at the solver's time limit, and the report must not outlive the budget)."""
-    from envfactory.solver import graph as graph_module
-    from envfactory.solver.deadline import Stopped, bounded
+class StateGraph:
+    """The contract's state graph behind the edge coverage figure, built in a worker beside the
+    search (it reads the contract alone). Built after the search, it took up to a fifth of a time
+    budget past it: 5.5 s over a 20 s budget on Box's document, whose graph is too large to build
+    at all. The worker is killed at ``timeout`` (encoding a large contract's steps does not look at
+    the solver's time limit); ``coverage`` waits for it at most that long from the start."""
 
-    try:
-        graph = bounded(lambda _report: graph_module.compile(contract, timeout=timeout), timeout)
-    except Exception:
-        return None
-    if isinstance(graph, Stopped):
-        return None
-    ids = {
-        tuple(data["valuation"][p.text] for p in abstraction.preds): node
-        for node, data in graph.nodes(data=True)
-    }
-    covered = 0
-    for pre, op, post in edges:
-        source, target = ids.get(pre), ids.get(post)
-        if source is not None and target is not None and graph.has_edge(source, target, key=op):
-            covered += 1
-    return covered, int(graph.number_of_edges())
+    def __init__(self, contract: Contract, timeout: float) -> None:
+        # the worker is forked from a thread: what it imports is loaded here first, so that no
+        # lock another thread holds is copied into it (as ``reach``)
+        import envfactory.solver.deadline
+        import envfactory.solver.graph  # noqa: F401
+
+        self.graph: Any = None
+        self.thread = threading.Thread(
+            target=self._build, args=(contract, timeout), name="envfactory-graph", daemon=True
+        )
+        self.thread.start()
+
+    def _build(self, contract: Contract, timeout: float) -> None:
+        from envfactory.solver import graph as graph_module
+        from envfactory.solver.deadline import Stopped, bounded
+
+        try:
+            graph = bounded(lambda _report: graph_module.compile(contract, timeout=timeout), timeout)
+        except Exception:
+            return
+        if not isinstance(graph, Stopped):
+            self.graph = graph
+
+    def coverage(self, abstraction: Abstraction, edges: set[tuple[Any, str, Any]]) -> tuple[int, int] | None:
+        """(covered, total) edges of the graph; None when it could not be built in time."""
+        self.thread.join()
+        graph = self.graph
+        if graph is None:
+            return None
+        ids = {
+            tuple(data["valuation"][p.text] for p in abstraction.preds): node
+            for node, data in graph.nodes(data=True)
+        }
+        covered = 0
+        for pre, op, post in edges:
+            source, target = ids.get(pre), ids.get(post)
+            if source is not None and target is not None and graph.has_edge(source, target, key=op):
+                covered += 1
+        return covered, int(graph.number_of_edges())
 
 
 def fuzz(
@@ -735,6 +756,14 @@ def fuzz(
             )
         # a hang and a memory exhaustion are crashes too, of the kind an isolated target reports
         session.kinds = frozenset(kinds) | (SLOW_KINDS if "crash" in kinds else frozenset())
+    state_graph = (
+        StateGraph(
+            session.contract,
+            HANG_GUARD if time_budget is None else min(GRAPH_TIMEOUT, max(1.0, time_budget * 0.2)),
+        )
+        if graph
+        else None
+    )
     rounds = searched = 0
     length = steps  # steps per case this round: doubled each time cases stop finding new states
     minimized: set[Key] = set()
@@ -799,16 +828,7 @@ def fuzz(
         raise session.internal_error
     session.time_budget = None  # the search is over: replays must not stop it again
     _minimize_new(session, minimized)
-    coverage = (
-        graph_coverage(
-            session.contract,
-            session.abstraction,
-            session.edges,
-            HANG_GUARD if time_budget is None else min(GRAPH_TIMEOUT, max(1.0, time_budget * 0.2)),
-        )
-        if graph
-        else None
-    )
+    coverage = state_graph.coverage(session.abstraction, session.edges) if state_graph is not None else None
     first = min(session.findings.first_seen.values()) if session.findings.first_seen else None
     if session.stopped_by_budget:
         stopped_by = "time budget"
