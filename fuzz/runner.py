@@ -12,6 +12,7 @@ finish shrinking). The findings are recorded as they happen, so ending early los
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import inspect
 import os
@@ -660,35 +661,44 @@ class StateGraph:
     """The contract's state graph behind the edge coverage figure, built in a worker beside the
     search (it reads the contract alone). Built after the search, it took up to a fifth of a time
     budget past it: 5.5 s over a 20 s budget on Box's document, whose graph is too large to build
-    at all. The worker is killed at ``timeout`` (encoding a large contract's steps does not look at
-    the solver's time limit); ``coverage`` waits for it at most that long from the start."""
+    at all. The worker is forked here and killed at ``timeout`` (encoding a large contract's
+    steps does not look at the solver's time limit); a thread reads its answer as it comes, and
+    ``coverage`` waits for that at most ``timeout`` from the start."""
 
     def __init__(self, contract: Contract, timeout: float) -> None:
-        # the worker is forked from a thread: what it imports is loaded here first, so that no
-        # lock another thread holds is copied into it (as ``reach``)
-        import envfactory.solver.deadline
-        import envfactory.solver.graph  # noqa: F401
+        from envfactory.solver import graph as graph_module
+        from envfactory.solver.deadline import Forked, bounded
 
         self.graph: Any = None
+        self.thread: threading.Thread | None = None
+        self.later: Callable[[], Any] | None = None
+        task = functools.partial(_graph_of, graph_module.compile, contract, timeout)
+        if not hasattr(os, "fork"):  # no worker to build it beside the search: at the end
+            self.later = lambda: bounded(task, timeout)
+            return
+        forked = Forked(task, timeout)
         self.thread = threading.Thread(
-            target=self._build, args=(contract, timeout), name="envfactory-graph", daemon=True
+            target=self._take, args=(forked,), name="envfactory-graph", daemon=True
         )
         self.thread.start()
 
-    def _build(self, contract: Contract, timeout: float) -> None:
-        from envfactory.solver import graph as graph_module
-        from envfactory.solver.deadline import Stopped, bounded
+    def _take(self, forked: Any) -> None:
+        with contextlib.suppress(Exception):
+            self._keep(forked.answer())
 
-        try:
-            graph = bounded(lambda _report: graph_module.compile(contract, timeout=timeout), timeout)
-        except Exception:
-            return
-        if not isinstance(graph, Stopped):
-            self.graph = graph
+    def _keep(self, answer: Any) -> None:
+        from envfactory.solver.deadline import Stopped
+
+        if not isinstance(answer, Stopped):
+            self.graph = answer
 
     def coverage(self, abstraction: Abstraction, edges: set[tuple[Any, str, Any]]) -> tuple[int, int] | None:
         """(covered, total) edges of the graph; None when it could not be built in time."""
-        self.thread.join()
+        if self.thread is not None:
+            self.thread.join()
+        elif self.later is not None:
+            with contextlib.suppress(Exception):
+                self._keep(self.later())
         graph = self.graph
         if graph is None:
             return None
@@ -702,6 +712,10 @@ class StateGraph:
             if source is not None and target is not None and graph.has_edge(source, target, key=op):
                 covered += 1
         return covered, int(graph.number_of_edges())
+
+
+def _graph_of(compile: Callable[..., Any], contract: Contract, timeout: float, _report: Any) -> Any:
+    return compile(contract, timeout=timeout)
 
 
 def fuzz(

@@ -106,27 +106,53 @@ def bounded(
     collections). A long proof and a ``Worker`` answering many calls keep collecting."""
     if not hasattr(os, "fork"):
         return task(progress or _ignore)
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the worker: never returns
-        os.close(read_end)
-        code = 0
+    return Forked(task, seconds, memory_mb=memory_mb, collect=collect).answer(progress)
+
+
+class Forked(Generic[T]):
+    """``task(report)`` in a worker forked now, its answer collected by ``answer`` (``bounded``
+    in two halves): the fork made by the caller's thread, where no lock another thread holds is
+    copied into the worker, and the wait left to another thread, beside the caller's own work.
+    POSIX only (``bounded`` runs the task in the caller without ``fork``)."""
+
+    def __init__(
+        self,
+        task: Callable[[Callable[[Any], None]], T],
+        seconds: float,
+        *,
+        memory_mb: int = MEMORY_MB,
+        collect: bool = True,
+    ) -> None:
+        self.seconds, self.memory_mb = seconds, memory_mb
+        self.deadline = time.monotonic() + hard_limit(seconds)
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the worker: never returns
+            os.close(read_end)
+            code = 0
+            try:
+                _limit_self(memory_mb)
+                _limit_cpu(seconds)
+                if not collect:
+                    gc.disable()  # one task, then the process ends (above)
+                _answer(write_end, lambda: task(lambda value: _send(write_end, _PROGRESS, value)))
+            except BaseException:
+                code = 1
+            finally:
+                os._exit(code)  # no atexit handlers, no flush of buffers copied from the caller
+        os.close(write_end)
+        self.pid, self.fd = pid, read_end
+
+    def answer(self, progress: Callable[[Any], None] | None = None) -> T | Stopped:
+        """The task's result, or ``Stopped`` by ``hard_limit(seconds)`` from the fork; once."""
         try:
-            _limit_self(memory_mb)
-            _limit_cpu(seconds)
-            if not collect:
-                gc.disable()  # one task, then the process ends (above)
-            _answer(write_end, lambda: task(lambda value: _send(write_end, _PROGRESS, value)))
-        except BaseException:
-            code = 1
+            answer: T | Stopped = _collect(
+                self.pid, self.fd, self.deadline, progress, self.seconds, self.memory_mb
+            )
+            return answer
         finally:
-            os._exit(code)  # no atexit handlers, no flush of buffers copied from the caller
-    os.close(write_end)
-    try:
-        return _collect(pid, read_end, time.monotonic() + hard_limit(seconds), progress, seconds, memory_mb)
-    finally:
-        os.close(read_end)
-        _reap(pid)
+            os.close(self.fd)
+            _reap(self.pid)
 
 
 class Worker(Generic[A, T]):
