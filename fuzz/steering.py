@@ -185,8 +185,9 @@ class Steer:
     witnesses: tuple[Witness, ...] = ()
     """Input fields an ``any`` of the requires compares with its records' fields (``witnesses``)."""
     crowd: tuple[tuple[str, int], ...] = ()
-    """For each collection in ``makes`` or put at a key the target returns, the live keys past which the operation is no longer
-    preferred (``CROWD``, or more where a limit the contract counts needs more: ``crowds``)."""
+    """For each collection in ``makes`` or put at a key the target returns, the live keys past
+    which the operation is no longer preferred (``CROWD``, or more where a limit the contract
+    counts needs more: ``crowds``)."""
     members: tuple[Member, ...] = ()
     """Input fields a requires wants among a list's items (``members``)."""
 
