@@ -431,4 +431,4 @@ def _reap(pid: int) -> int | None:
     return None
 
 
-__all__ = ["GRACE_SECONDS", "MEMORY_MB", "Stopped", "Worker", "bounded", "hard_limit", "stopped"]
+__all__ = ["GRACE_SECONDS", "MEMORY_MB", "Forked", "Stopped", "Worker", "bounded", "hard_limit", "stopped"]
