@@ -313,10 +313,13 @@ class Case:
                 if src.index(SWARM_ODDS) == SWARM_ODDS - 1:
                     self.off = frozenset(p.name for p in plans if src.boolean())
                 self.focus = src.index(FOCUS_ODDS) == FOCUS_ODDS - 1
-            if session.prefixes and src.index(PREFIX_ODDS) == PREFIX_ODDS - 1:  # shrinks to: none
-                self.follow(plans, self._prefix(src), src)
             entries = session.published
-            if entries and src.index(CORPUS_ODDS) != CORPUS_ODDS - 1:
+            if session.prefixes and src.index(PREFIX_ODDS) == PREFIX_ODDS - 1:  # shrinks to: none
+                # the route ends in the state it was planned for, and its last call is read back
+                # next (``unread``): a corpus entry replayed on top, recorded from the initial
+                # state, would go elsewhere and take the read's place
+                self.follow(plans, self._prefix(src), src)
+            elif entries and src.index(CORPUS_ODDS) != CORPUS_ODDS - 1:
                 entry = entries[-1 - self._entry(src, len(entries))]
                 self.resume(plans, entry, self.insertion(len(entry), src), src)
         if self.relive is not None:
