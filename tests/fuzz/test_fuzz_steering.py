@@ -462,17 +462,26 @@ def test_corpus_entries_weigh_by_how_seldom_their_news_came_back() -> None:
     assert 0.65 < newest < 0.8  # 1/2 * 1/2 + 1/2 * 1/1.1, against 1/2 uniformly
 
 
-class Simplest(Seeded):
+class Odds(Seeded):
+    """Takes every choice of ``n`` options whose odds are one in ``n`` (the last option), and
+    the first option of every other choice."""
+
+    def __init__(self, n: int) -> None:
+        super().__init__(0)
+        self.n = n
+
+    def index(self, n: int) -> int:
+        return n - 1 if n == self.n else 0
+
+    def boolean(self, p: float = 0.5) -> bool:
+        return False
+
+
+class Simplest(Odds):
     """The simplest of every choice, as Hypothesis's first cases of a run extend a prefix."""
 
     def __init__(self) -> None:
         super().__init__(0)
-
-    def index(self, n: int) -> int:
-        return 0
-
-    def boolean(self, p: float = 0.5) -> bool:
-        return False
 
 
 def _simplest_steps(monkeypatch: pytest.MonkeyPatch, entry: tuple[tuple[str, Any], ...]) -> Case:
@@ -646,6 +655,61 @@ def test_a_probe_sends_again_a_call_a_later_call_disabled() -> None:
                 case._turned(list(by_name.values()), src)
             finding = raised.value.finding
             assert finding.kind == "forbidden_accepted" and finding.operation == "send"
+
+
+def test_the_step_after_a_change_sends_again_a_call_the_change_turned() -> None:
+    """Right after the unlink, the next step (one time in ``TURNED_NEXT_ODDS``) is the probe:
+    of the latest accepted calls, one of an operation whose clauses read the field the unlink
+    changed (``send`` reads ``next``), which the model refuses now. A probe drawn at a later step
+    meets that call only while the change is among the last calls; ``StaleRoutes`` is found on the
+    spot."""
+    from envfactory.fuzz.findings import FindingError
+
+    ops = COURIER.operations
+    assert machine.TURNED_NEXT_ODDS == 2 and machine.READ_ODDS == 2  # the one choice ``Odds`` takes
+    for target in ("Courier", "StaleRoutes"):
+        case, by_name = _courier_case(target)
+        case.send(ops["send"], {"parcel": "p", "sender": "s", "hub": "a", "to": "c"})
+        case.send(ops["link"], {"hub": "b"})
+        assert "send" in {plan.name for plan, _, _ in case.unused}
+        case.started = True
+        if target == "StaleRoutes":
+            with pytest.raises(FindingError) as raised:
+                case.step(list(by_name.values()), Odds(machine.TURNED_NEXT_ODDS))
+            finding = raised.value.finding
+            assert (finding.operation, finding.kind) == ("send", "forbidden_accepted")
+            continue
+        case.step(list(by_name.values()), Odds(machine.TURNED_NEXT_ODDS))
+        last = case.steps[-1]
+        assert (last.tool, last.input["hub"], last.input["to"], last.status) == ("send", "a", "c", 424)
+        assert case.probes == 1
+    # a change no recent call's clauses read (a rate) turns nothing: the step goes on as any other
+    case, by_name = _courier_case()
+    case.send(ops["send"], {"parcel": "p", "sender": "s", "hub": "a", "to": "c"})
+    case.send(ops["setRate"], {"hub": "c", "rate": 5})
+    case.started = True
+    case.step(list(by_name.values()), Odds(machine.TURNED_NEXT_ODDS))
+    assert case.probes == 0
+
+
+def test_a_case_that_follows_a_planned_route_reads_its_goal_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A case that starts on a planned route does not replay a corpus entry on top of it (the
+    entry was recorded from the initial state and would go elsewhere): the step after the
+    route's last call reads back what that call changed."""
+    session = _session(COURIER, "Courier")
+    route = Route(
+        ("signup", "addHub", "addHub", "link"),
+        ({"name": "s"}, {"name": "a"}, {"name": "b"}, {"hub": "a", "to": "b"}),
+    )
+    monkeypatch.setattr(session, "prefixes", [route])
+    monkeypatch.setattr(session, "published", ((("signup", {"name": "t"}), ("addHub", {"name": "z"})),))
+    monkeypatch.setattr(session, "rarity", (1.0,))
+    case = Case(session)
+    by_name = {p.name: p for p in plans(session)}
+    case.step(list(by_name.values()), Odds(2))  # the prefix taken, the route's inputs, the read
+    calls = [(s.tool, s.input) for s in case.steps]
+    assert calls[:4] == list(zip(route.operations, route.inputs, strict=True))
+    assert [tool for tool, _ in calls[4:]] == ["hub"] and calls[4][1]["name"] == "a"
 
 
 def test_a_planned_route_names_the_same_operations_whatever_z3_was_asked_before() -> None:
