@@ -106,3 +106,26 @@ def test_a_wide_document_has_its_operations_called(tmp_path: Path) -> None:
     assert summary.findings == ()
     assert summary.rounds >= 3
     assert len(summary.operations_covered) >= 142
+
+
+def test_the_state_graph_without_a_worker_is_built_at_the_end_and_counts_the_same(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Where no worker can be forked the graph is built when the coverage is asked for, not
+    beside the search: the same graph, the same edges counted, as the worker's."""
+    from envfactory.fuzz import runner
+
+    contract = envfactory.load(Path(__file__).parent / "impls" / "library.yaml")
+    abstraction = runner.Abstraction(contract)
+    beside = runner.StateGraph(contract, 30.0)
+    _, total = beside.coverage(abstraction, set()) or (0, 0)
+    graph = beside.graph
+    assert total > 0 and graph is not None
+    node = {n: tuple(d["valuation"][p.text] for p in abstraction.preds) for n, d in graph.nodes(data=True)}
+    edges = {(node[a], op, node[b]) for a, b, op in list(graph.edges(keys=True))[:3]}
+    assert beside.coverage(abstraction, edges) == (len(edges), total)
+    monkeypatch.delattr(runner.os, "fork")
+    at_the_end = runner.StateGraph(contract, 30.0)
+    assert at_the_end.thread is None and at_the_end.graph is None  # nothing built yet
+    assert at_the_end.coverage(abstraction, edges) == (len(edges), total)
+    assert at_the_end.graph is not None and at_the_end.graph.number_of_edges() == total
