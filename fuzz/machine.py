@@ -211,6 +211,7 @@ class Case:
         "accepted",
         "again",
         "answers",
+        "before",
         "changed",
         "changes",
         "dropped",
@@ -294,6 +295,9 @@ class Case:
         changed, each naming the changed record where it takes a key of its collection: a role
         changed between a member's add and a move into their project is judged at the move, and
         an implementation that judges by the role as added shows only there."""
+        self.before: FrozenMap | None = None
+        """The state before the last accepted call, where it changed a record field some
+        operation reads (``unused``): a call it turned is one that state accepts (``_turned``)."""
         self.reading = False
         """Whether the call being sent ends a replayed entry or prefix (``unread``)."""
         self.replaying = replay
@@ -359,7 +363,7 @@ class Case:
                 session.mode == "adversarial"
                 and self.probes < PROBES
                 and src.index(TURNED_NEXT_ODDS) == TURNED_NEXT_ODDS - 1
-                and self._turned(plans, src, frozenset(plan.name for plan, _, _ in unused))
+                and self._turned(plans, src, frozenset(plan.name for plan, _, _ in unused), self.before)
             ):
                 self.probes += 1
                 return
@@ -621,10 +625,16 @@ class Case:
         which = src.index(len(pool) + 1)
         return pool[which] if which < len(pool) else None
 
-    def _turned(self, plans: list[OpPlan], src: Source, only: frozenset[str] | None = None) -> bool:
+    def _turned(
+        self,
+        plans: list[OpPlan],
+        src: Source,
+        only: frozenset[str] | None = None,
+        before: FrozenMap | None = None,
+    ) -> bool:
         """Send again one of the case's latest accepted calls that a ``requires`` refuses now
-        (its fresh keys made fresh again), of the operations ``only`` names where given; whether
-        there was one. A later call turned the clause: where a target keeps what the clause
+        (its fresh keys made fresh again), of the operations ``only`` names and that state
+        ``before`` accepts where given (the last call turned it); whether there was one. A later call turned the clause: where a target keeps what the clause
         reads in a store of its own (the hubs a link reaches in two hops), the path that should
         have updated it is where it goes stale, and the call it disabled is the one that shows
         it (a send along a route an unlink broke); a steered draw meets that call only by
@@ -641,7 +651,11 @@ class Case:
                 if key.fresh and key.field in call:
                     call[key.field] = self._fresh(key.collection, call[key.field])
             expect = oracle.judge(session.model, self.state, plan.op, call)
-            if not expect.accepted and expect.kind == "precondition":
+            if (
+                not expect.accepted
+                and expect.kind == "precondition"
+                and (before is None or oracle.judge(session.model, before, plan.op, call).accepted)
+            ):
                 turned.append((plan, call, expect))
         if not turned:
             return False
@@ -1261,6 +1275,7 @@ class Case:
                 self.changed = tuple(changed)
                 self.unread = self._reads(changed, touched) if watch else ()
                 self.unused = tuple(dict.fromkeys(uses)) if uses else ()
+                self.before = state if uses else None
                 self._remember_values(value, response.output)
                 return
         else:
