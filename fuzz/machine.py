@@ -103,10 +103,6 @@ TURNED_ODDS = 3
 (``Case._turned``)."""
 TURNED_LOOKBACK = 8
 """How many of a case's latest accepted calls ``Case._turned`` looks at."""
-TURNED_NEXT_ODDS = 2
-"""After a call changed a record field, the next step (a probe, in adversarial mode) sends again
-one time in this many a recent accepted call of an operation that reads the field, where the
-model refuses it now (``Case._turned``)."""
 WAY_TRIES = 2
 """Draws a valid-intent step makes after an accepted one, looking for an input that takes a way
 through the operation's effects no call took yet (``Case.valid``)."""
@@ -211,7 +207,6 @@ class Case:
         "accepted",
         "again",
         "answers",
-        "before",
         "changed",
         "changes",
         "dropped",
@@ -295,9 +290,6 @@ class Case:
         changed, each naming the changed record where it takes a key of its collection: a role
         changed between a member's add and a move into their project is judged at the move, and
         an implementation that judges by the role as added shows only there."""
-        self.before: FrozenMap | None = None
-        """The state before the last accepted call, where it changed a record field some
-        operation reads (``unused``): a call it turned is one that state accepts (``_turned``)."""
         self.reading = False
         """Whether the call being sent ends a replayed entry or prefix (``unread``)."""
         self.replaying = replay
@@ -359,14 +351,6 @@ class Case:
                 return
         if self.unused:
             unused, self.unused = self.unused, ()
-            if (
-                session.mode == "adversarial"
-                and self.probes < PROBES
-                and src.index(TURNED_NEXT_ODDS) == TURNED_NEXT_ODDS - 1
-                and self._turned(plans, src, frozenset(plan.name for plan, _, _ in unused), self.before)
-            ):
-                self.probes += 1
-                return
             if src.index(USE_ODDS) == USE_ODDS - 1:
                 self._named_call(unused, src)
                 return
@@ -625,37 +609,26 @@ class Case:
         which = src.index(len(pool) + 1)
         return pool[which] if which < len(pool) else None
 
-    def _turned(
-        self,
-        plans: list[OpPlan],
-        src: Source,
-        only: frozenset[str] | None = None,
-        before: FrozenMap | None = None,
-    ) -> bool:
+    def _turned(self, plans: list[OpPlan], src: Source) -> bool:
         """Send again one of the case's latest accepted calls that a ``requires`` refuses now
-        (its fresh keys made fresh again), of the operations ``only`` names and that state
-        ``before`` accepts where given (the last call turned it); whether there was one. A later call turned the clause: where a target keeps what the clause
-        reads in a store of its own (the hubs a link reaches in two hops), the path that should
-        have updated it is where it goes stale, and the call it disabled is the one that shows
-        it (a send along a route an unlink broke); a steered draw meets that call only by
-        chance, and a probe drawn later only if the change was among the last calls."""
+        (its fresh keys made fresh again); whether there was one. A later call turned the
+        clause: where a target keeps what the clause reads in a store of its own (the hubs a
+        link reaches in two hops), the path that should have updated it is where it goes stale,
+        and the call it disabled is the one that shows it (a send along a route an unlink
+        broke); a steered draw meets that call only by chance."""
         session = self.session
         by_name = {plan.name: plan for plan in plans}
         turned: list[tuple[OpPlan, dict[str, Any], oracle.Expectation]] = []
         for name, value in self.accepted[-TURNED_LOOKBACK:]:
             plan = by_name.get(name)
-            if plan is None or not isinstance(value, dict) or (only is not None and name not in only):
+            if plan is None or not isinstance(value, dict):
                 continue
             call = dict(value)
             for key in plan.steer.keys:
                 if key.fresh and key.field in call:
                     call[key.field] = self._fresh(key.collection, call[key.field])
             expect = oracle.judge(session.model, self.state, plan.op, call)
-            if (
-                not expect.accepted
-                and expect.kind == "precondition"
-                and (before is None or oracle.judge(session.model, before, plan.op, call).accepted)
-            ):
+            if not expect.accepted and expect.kind == "precondition":
                 turned.append((plan, call, expect))
         if not turned:
             return False
@@ -1275,7 +1248,6 @@ class Case:
                 self.changed = tuple(changed)
                 self.unread = self._reads(changed, touched) if watch else ()
                 self.unused = tuple(dict.fromkeys(uses)) if uses else ()
-                self.before = state if uses else None
                 self._remember_values(value, response.output)
                 return
         else:

@@ -657,47 +657,6 @@ def test_a_probe_sends_again_a_call_a_later_call_disabled() -> None:
             assert finding.kind == "forbidden_accepted" and finding.operation == "send"
 
 
-def test_the_step_after_a_change_sends_again_a_call_the_change_turned() -> None:
-    """Right after the unlink, the next step (one time in ``TURNED_NEXT_ODDS``) is the probe:
-    of the latest accepted calls, one of an operation whose clauses read the field the unlink
-    changed (``send`` reads ``next``), which the model refuses now and accepted before the
-    unlink (the unlink turned it; a call refused at every step past a limit is not sent again
-    after each change, where it took the steps a deep state needs). A probe drawn at a later step
-    meets that call only while the change is among the last calls; ``StaleRoutes`` is found on the
-    spot."""
-    from envfactory.fuzz.findings import FindingError
-
-    ops = COURIER.operations
-    assert machine.TURNED_NEXT_ODDS == 2 and machine.READ_ODDS == 2  # the one choice ``Odds`` takes
-    for target in ("Courier", "StaleRoutes"):
-        case, by_name = _courier_case(target)
-        case.send(ops["send"], {"parcel": "p", "sender": "s", "hub": "a", "to": "c"})
-        case.send(ops["link"], {"hub": "b"})
-        assert "send" in {plan.name for plan, _, _ in case.unused}
-        case.started = True
-        if target == "StaleRoutes":
-            with pytest.raises(FindingError) as raised:
-                case.step(list(by_name.values()), Odds(machine.TURNED_NEXT_ODDS))
-            finding = raised.value.finding
-            assert (finding.operation, finding.kind) == ("send", "forbidden_accepted")
-            continue
-        case.step(list(by_name.values()), Odds(machine.TURNED_NEXT_ODDS))
-        last = case.steps[-1]
-        assert (last.tool, last.input["hub"], last.input["to"], last.status) == ("send", "a", "c", 424)
-        assert case.probes == 1
-    # a change no recent call's clauses read (a rate) turns nothing, nor does one after the
-    # unlink that the send reads (c linked to a) but that did not turn it: refused before it too
-    for change in ({"hub": "c", "rate": 5}, {"hub": "c", "to": "a"}):
-        case, by_name = _courier_case()
-        case.send(ops["send"], {"parcel": "p", "sender": "s", "hub": "a", "to": "c"})
-        if "to" in change:
-            case.send(ops["link"], {"hub": "b"})
-        case.send(ops["setRate" if "rate" in change else "link"], change)
-        case.started = True
-        case.step(list(by_name.values()), Odds(machine.TURNED_NEXT_ODDS))
-        assert case.probes == 0
-
-
 def test_a_case_that_follows_a_planned_route_reads_its_goal_back(monkeypatch: pytest.MonkeyPatch) -> None:
     """A case that starts on a planned route does not replay a corpus entry on top of it (the
     entry was recorded from the initial state and would go elsewhere): the step after the
