@@ -100,12 +100,14 @@ def test_a_wide_contract_orders_its_operations_by_their_calls(tmp_path: Path) ->
 def test_a_wide_document_has_its_operations_called(tmp_path: Path) -> None:
     """150 operations, 60 test cases of 20 steps: Hypothesis leans to the first choices of
     every draw, so that in the document's order the run called 134 of them (137 on seed 2);
-    ordered by their calls round by round, with short rounds, at least 142."""
+    ordered by their calls round by round, with short rounds, at least 140 (143 before a case
+    that follows a planned route stopped replaying a corpus entry after it; seed 2 143 on both,
+    and Stripe's document, 20 s, seeds 1-2, 255 and 275 operations accepted against 254 and 274)."""
     contract = _load(tmp_path, 75)
     summary = fuzz(contract, open_target("sim", contract, seed=1), seed=1, max_examples=60)
     assert summary.findings == ()
     assert summary.rounds >= 3
-    assert len(summary.operations_covered) >= 142
+    assert len(summary.operations_covered) >= 140
 
 
 def test_the_state_graph_without_a_worker_is_built_at_the_end_and_counts_the_same(
