@@ -408,6 +408,11 @@ def _decides(
     return bool(holds(op.requires[failing], env))
 
 
+def is_influence(goal: Goal) -> bool:
+    """Whether ``goal`` is an influence goal (its third item the ``Write`` it is decided by)."""
+    return len(goal) == 3 and isinstance(goal[2], Write)
+
+
 def name(goal: Goal) -> str:
     """The goal as the run's report names it (beside the clause outcomes)."""
     reader, failing, write = goal

@@ -408,9 +408,7 @@ def plan_apart(
     later = list(then())
     # one relay's effort meets few of the influence goals asked all at once: those on a read an
     # implementation is apt to keep a copy of are asked first, the others after the outcomes
-    kept: list[Goal] = [
-        g for g in later if len(g) == 3 and isinstance(g[2], Write) and influence.kept(contract, g)
-    ]
+    kept: list[Goal] = [g for g in later if influence.is_influence(g) and influence.kept(contract, g)]
     # of those, one read of several as before the write first: the shape of a copy kept
     # (``Write.read``), a few calls past the easier kept goals a relay of them all meets first
     relayed([g for g in kept if len(g) == 3 and isinstance(g[2], Write) and g[2].read is not None])
@@ -419,7 +417,7 @@ def plan_apart(
     # a refusal a weak mutant of the clause lets through ends in the very call an implementation
     # with that mutant answers otherwise: planned past the stones before the other relays
     mutants: list[Goal] = [
-        g for g in wanted if len(g) == 3 and g[1] is not None and not isinstance(g[2], Write)
+        g for g in wanted if len(g) == 3 and g[1] is not None and not influence.is_influence(g)
     ]
     planned(mutants, "deep", max(int(effort * MUTANT_SHARE), 1))
     relayed(wanted)
@@ -604,7 +602,7 @@ def _wanted(unrolling: Unrolling, goal: Goal, depth: int) -> tuple[z3.BoolRef, A
     name, failing = goal[0], goal[1]
     if name in unrolling.skipped:
         return None
-    if len(goal) == 3 and isinstance(goal[2], Write):
+    if influence.is_influence(goal):
         return influence.wanted(unrolling, goal, depth)
     tr = unrolling.transition
     if failing is None:
