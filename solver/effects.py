@@ -93,11 +93,11 @@ def apply_effects(
             continue
         old, found = encoder.lookup(current, key)
         if value is None:
-            new[var] = maps.delete(current, key)
+            new[var] = maps.delete(current, maps.present_key(current, key))
             report.append((effect, and_(ok, found)))
         elif effect.target.fields:
             updated, set_ok = _set_path(old, effect.target.fields, value)
-            new[var] = maps.write(current, key, merge(found, updated, old))
+            new[var] = maps.write(current, maps.present_key(current, key), merge(found, updated, old))
             report.append((effect, and_(ok, found, set_ok)))
         else:
             new[var] = maps.write(current, key, value)

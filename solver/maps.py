@@ -23,6 +23,7 @@ from envfactory.solver.symbolic import (
     Str,
     SVal,
     Term,
+    Union,
     Unsupported,
     and_,
     arith,
@@ -110,6 +111,17 @@ def size(m: Map | Py) -> Term:
 
 def _write_key(m: Map, key: SVal) -> Term:
     key = expand(key)
+    if isinstance(key, Union):
+        # a key chosen by a condition (``input.into if "into" in input else input.sprint``): one
+        # term, each option's under its guard (they are exclusive and one holds); an option of
+        # another kind (a null) is outside the fragment, as a key of that kind alone is
+        options = [(guard, _write_key(m, option)) for guard, option in key.options if guard is not False]
+        if not options:
+            raise Unsupported(f"writing a key of no kind into {m.name or 'a collection'}")
+        term = options[-1][1]
+        for guard, option_term in reversed(options[:-1]):
+            term = ite(guard, option_term, term)
+        return term
     if isinstance(key, Int) and m.key_kind == "integer":
         return key.t
     if isinstance(key, Str) and m.key_kind == "string":
@@ -119,6 +131,25 @@ def _write_key(m: Map, key: SVal) -> Term:
     if isinstance(key, Atom):
         raise NeedStrings(f"an abstract string written as a key of {m.name or 'a collection'}")
     raise Unsupported(f"writing a {key.kind} key into {m.name or 'a collection'} keyed by {m.key_kind}")
+
+
+def present_key(m: Map | Py, key: SVal) -> SVal:
+    """``key`` without the options that name no record of ``m`` (a null of a nullable field): for
+    an effect defined only where the key is present (a delete, a field updated), those options
+    never hold where it is defined."""
+    key = expand(key)
+    if not isinstance(key, Union) or isinstance(m, Py):
+        return key
+    options = tuple((guard, option) for guard, option in key.options if _keys(m, option))
+    if not options or len(options) == len(key.options):
+        return key
+    return options[0][1] if len(options) == 1 else Union(options)
+
+
+def _keys(m: Map, key: SVal) -> bool:
+    """Whether a value of ``key``'s kind may name a record of ``m`` (an atom as a string key is
+    ``_write_key``'s to refuse)."""
+    return isinstance(key, Int) if m.key_kind == "integer" else isinstance(key, Str | Atom)
 
 
 def write(m: Map | Py, key: SVal, value: SVal) -> Map | Py:
