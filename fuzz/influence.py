@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Collection, Iterator, Mapping
-from typing import Any
+from typing import Any, TypeGuard
 
 import attrs
 import z3
@@ -408,8 +408,9 @@ def _decides(
     return bool(holds(op.requires[failing], env))
 
 
-def is_influence(goal: Goal) -> bool:
-    """Whether ``goal`` is an influence goal (its third item the ``Write`` it is decided by)."""
+def is_influence(goal: tuple[Any, ...]) -> TypeGuard[Goal]:
+    """Whether ``goal`` (any planner goal) is an influence goal: its third item the ``Write`` it
+    is decided by."""
     return len(goal) == 3 and isinstance(goal[2], Write)
 
 

@@ -602,7 +602,7 @@ def _wanted(unrolling: Unrolling, goal: Goal, depth: int) -> tuple[z3.BoolRef, A
     name, failing = goal[0], goal[1]
     if name in unrolling.skipped:
         return None
-    if influence.is_influence(goal):
+    if len(goal) == 3 and isinstance(goal[2], Write):  # narrows the goal for the rest
         return influence.wanted(unrolling, goal, depth)
     tr = unrolling.transition
     if failing is None:
