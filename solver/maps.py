@@ -134,22 +134,17 @@ def _write_key(m: Map, key: SVal) -> Term:
 
 
 def present_key(m: Map | Py, key: SVal) -> SVal:
-    """``key`` without the options that name no record of ``m`` (a null of a nullable field): for
-    an effect defined only where the key is present (a delete, a field updated), those options
-    never hold where it is defined."""
+    """``key`` without the options that name no record of ``m`` (a null of a nullable field; those
+    ``key_term`` has no term for, so ``lookup`` never finds them): for an effect defined only
+    where the key is present (a delete, a field updated), those options never hold where it is
+    defined."""
     key = expand(key)
     if not isinstance(key, Union) or isinstance(m, Py):
         return key
-    options = tuple((guard, option) for guard, option in key.options if _keys(m, option))
+    options = tuple((guard, option) for guard, option in key.options if key_term(m, option) is not None)
     if not options or len(options) == len(key.options):
         return key
     return options[0][1] if len(options) == 1 else Union(options)
-
-
-def _keys(m: Map, key: SVal) -> bool:
-    """Whether a value of ``key``'s kind may name a record of ``m`` (an atom as a string key is
-    ``_write_key``'s to refuse)."""
-    return isinstance(key, Int) if m.key_kind == "integer" else isinstance(key, Str | Atom)
 
 
 def write(m: Map | Py, key: SVal, value: SVal) -> Map | Py:
