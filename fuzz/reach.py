@@ -411,7 +411,7 @@ def plan_apart(
     kept: list[Goal] = [g for g in later if influence.is_influence(g) and influence.kept(contract, g)]
     # of those, one read of several as before the write first: the shape of a copy kept
     # (``Write.read``), a few calls past the easier kept goals a relay of them all meets first
-    relayed([g for g in kept if len(g) == 3 and isinstance(g[2], Write) and g[2].read is not None])
+    relayed([g for g in kept if influence.is_influence(g) and g[2].read is not None])
     relayed(kept)
     planned(wanted, "rounds", near=near)
     # a refusal a weak mutant of the clause lets through ends in the very call an implementation
