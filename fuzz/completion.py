@@ -24,7 +24,7 @@ import attrs
 from envfactory.contracts import ir
 from envfactory.contracts.model import Contract
 from envfactory.fuzz import oracle
-from envfactory.fuzz.references import references
+from envfactory.fuzz.references import key_names, references
 from envfactory.solver import deadline
 from envfactory.solver.feasibility import decide
 from envfactory.solver.fresh import start_afresh
@@ -54,7 +54,7 @@ def solve(contract: Contract, query: Query) -> dict[int, dict[str, int]] | None:
     ``waiting``, a flag), where the ``ensures`` tie them to the state: a finding often needs more
     than the verdicts (a booking that waits for a seat, where a seated one is accepted too)."""
     trial, verdicts, free, words = query
-    refs = references(trial)
+    refs = references(trial, key_names(contract))
     names = {v for step in trial if isinstance(step.input, Mapping) for v in step.input.values()}
     holes: dict[str, tuple[int, str]] = {}
     steps: list[Step] = []
@@ -158,7 +158,7 @@ class Completions:
         witness is any solution; the closest keeps most of what the trace had, and the solver's
         own may be what lets the shorter trace show (a show of one seat where the trace had
         four): both are tried."""
-        refs = references(trial)
+        refs = references(trial, key_names(self.session.contract))
         for i, step in enumerate(trial):
             if not isinstance(step.input, Mapping):
                 continue

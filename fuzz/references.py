@@ -11,10 +11,34 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from envfactory.contracts.memo import per_contract
+from envfactory.contracts.model import Contract
+from envfactory.fuzz.steering import key_fields
 from envfactory.trajectory import Step
 
 Ref = tuple[int, str | None]
 """The step whose response gave a value, and the response field it came in (None: the whole)."""
+Names = Mapping[tuple[str, str], frozenset[str]]
+"""Per operation and input field that names a key of a collection, every input field name the
+contract names that collection's keys with (``key_names``)."""
+
+
+@per_contract()
+def key_names(contract: Contract) -> Names:
+    """The names of each key field's collection's keys: the tracker's ``block`` names the issue
+    that blocks another ``by``, which a response gave as ``issue``. By name alone the two are
+    unrelated, and a shrinking replay that left out an issue made before kept ``by`` at the old
+    number while ``issue`` moved to the new one (a nine-call trace where eight suffice)."""
+    per_collection: dict[str, set[str]] = {}
+    named: dict[tuple[str, str], set[str]] = {}
+    for name, op in contract.operations.items():
+        for key in key_fields(op, contract):
+            per_collection.setdefault(key.collection, set()).add(key.field)
+            named.setdefault((name, key.field), set()).add(key.collection)
+    return {
+        place: frozenset(f for c in collections for f in per_collection[c])
+        for place, collections in named.items()
+    }
 
 
 def ids(value: Any) -> list[tuple[str | None, Any]]:
@@ -30,13 +54,14 @@ def is_id(value: Any) -> bool:
     )
 
 
-def references(steps: Sequence[Step]) -> dict[tuple[int, str], Ref]:
+def references(steps: Sequence[Step], names: Names | None = None) -> dict[tuple[int, str], Ref]:
     """For each (step, input field) whose value an earlier response returned and that earlier
     call did not send itself (so the target chose it), where that value came from. A number is
     taken for an id only where the names say so (``id`` for ``id``, ``petId`` for ``id``, or
     a response that is the number alone): a course of two seats made after enrollment 2 has
     nothing to do with it, and a replay that moved its seats with the enrollment's number lost
-    the finding it was shrinking."""
+    the finding it was shrinking. With the contract's ``names`` (``key_names``), a field names
+    what a response returned under any name of the same collection's keys."""
     sent = [frozenset(v for _, v in ids(step.input)) for step in steps]
     returned = [ids(step.output) for step in steps]
     refs: dict[tuple[int, str], Ref] = {}
@@ -46,13 +71,14 @@ def references(steps: Sequence[Step]) -> dict[tuple[int, str], Ref]:
         for field, value in step.input.items():
             if not is_id(value):
                 continue
+            alike = (names or {}).get((step.tool, str(field)), frozenset()) | {str(field)}
             for j in range(i - 1, -1, -1):
                 if value in sent[j]:
                     continue
                 hits = [
                     f
                     for f, v in returned[j]
-                    if v == value and (isinstance(v, str) or _named_alike(str(field), f))
+                    if v == value and (isinstance(v, str) or any(_named_alike(a, f) for a in alike))
                 ]
                 if hits:
                     refs[(i, str(field))] = (j, hits[0])

@@ -29,7 +29,7 @@ from envfactory.fuzz import oracle
 from envfactory.fuzz.completion import Completions, counts, differs, judged
 from envfactory.fuzz.findings import Finding, FindingError
 from envfactory.fuzz.inputs import integer_bounds, object_properties
-from envfactory.fuzz.references import ids, is_id, rebind, references
+from envfactory.fuzz.references import ids, is_id, key_names, rebind, references
 from envfactory.fuzz.steering import Threshold, key_fields, thresholds
 from envfactory.trajectory import Step
 
@@ -52,7 +52,7 @@ def replay(session: Session, steps: Sequence[Step], want: Finding, skip: int | N
     if _past_deadline(session):
         return None  # the budget's grace is spent: the sequence stays as short as it got
     session.replays += 1
-    refs = references(steps)
+    refs = references(steps, key_names(session.contract))
     tied = _tied(session, steps)
     outputs: dict[int, Any] = {}
     case = Case(session, replay=True)
@@ -291,7 +291,7 @@ def _undone(session: Session, finding: Finding) -> Finding:
     not 4), which no deletion of one step at a time can do: without the removal the add is
     refused, without the add its membership is missing."""
     steps = finding.steps
-    refs = references(steps)
+    refs = references(steps, key_names(session.contract))
 
     def redirected(k: int, j: int, gone: range) -> list[Step]:
         earlier = dict(ids(steps[j].output))
@@ -470,7 +470,7 @@ def _lowered(session: Session, finding: Finding) -> Finding:
     (the third enrollment is refused, or the course is no longer full), and a bound the
     implementation alone holds (full only from two seats) is one ``_extremes`` cannot see."""
     steps = finding.steps
-    refs = references(steps)
+    refs = references(steps, key_names(session.contract))
     ops = session.contract.operations
 
     def trials() -> Iterator[tuple[list[Step], int | None]]:
@@ -736,7 +736,7 @@ def explained(session: Session, finding: Finding) -> Finding | None:
     ops = session.contract.operations
     steps = finding.steps
     probes = _Probes.of(session, MODEL_CHECKS * len(steps), finding)
-    refs = references(steps)
+    refs = references(steps, key_names(session.contract))
     for i in range(len(steps) - 1):
         if _past_deadline(session):
             return None

@@ -24,7 +24,7 @@ from envfactory.contracts.evaluator import Env
 from envfactory.fuzz import runner, shrink
 from envfactory.fuzz.findings import Finding
 from envfactory.fuzz.parallel import Job, fuzz_jobs, run_job, seeds
-from envfactory.fuzz.references import references
+from envfactory.fuzz.references import key_names, references
 from envfactory.fuzz.runner import Summary, fuzz
 from envfactory.fuzz.steering import KeyField, Steer
 from envfactory.fuzz.targets import open_target
@@ -114,6 +114,42 @@ def test_references_point_at_the_response_that_gave_an_id() -> None:
         Step("me", {"auth": "t1"}, None, 200, True),
     ]
     assert references(token) == {(1, "auth"): (0, "token")}  # a string the target chose is its own
+
+
+TRACKER_LINKS = [
+    *[("createIssue", {})] * 4,
+    ("block", {"issue": 4, "by": 2}),
+    ("block", {"issue": 4, "by": 3}),
+    ("closeIssue", {"issue": 2}),
+    ("unblock", {"issue": 4, "by": 2}),
+    ("closeIssue", {"issue": 4}),
+]
+"""The tracker's UnblockDoneDecrements, with an issue made first that nothing uses."""
+
+
+def test_a_field_names_what_a_response_returned_under_another_name_of_the_same_keys() -> None:
+    """The tracker's ``block`` names the blocking issue ``by``, a key of the issues the responses
+    number as ``issue``: with the contract's names, ``by`` refers to the response too."""
+    contract = envfactory.load(IMPLS / "tracker.yaml")
+    names = key_names(contract)
+    assert names[("block", "by")] == names[("startIssue", "issue")] and "by" in names[("block", "by")]
+    steps = [
+        Step("createIssue", {}, {"issue": 1}, 200, True),
+        Step("createIssue", {}, {"issue": 2}, 200, True),
+        Step("block", {"issue": 2, "by": 1}, None, 200, True),
+        Step("addUser", {"user": "u"}, None, 200, True),
+    ]
+    assert references(steps) == {(2, "issue"): (1, "issue")}  # by name alone, ``by`` is a number
+    assert references(steps, names) == {(2, "issue"): (1, "issue"), (2, "by"): (0, "issue")}
+
+
+def test_a_shrunk_trace_leaves_out_an_issue_its_links_named_by_another_name() -> None:
+    """Left out, the first issue moves every number after it down by one; the links' ``by``
+    moves with them, and the trace shrinks to the bug's minimal eight calls (nine before, where
+    ``by`` stayed at the old numbers and the replay lost the finding)."""
+    shrunk = _shrunk("tracker", "UnblockDoneDecrements", TRACKER_LINKS)
+    assert shrunk.kind == "forbidden_accepted" and len(shrunk.steps) == 8
+    assert [s.tool for s in shrunk.steps].count("createIssue") == 3
 
 
 def test_jobs_fuzz_several_seeds_and_merge_their_findings() -> None:
