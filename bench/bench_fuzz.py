@@ -653,6 +653,20 @@ DEEP: dict[str, list[tuple[str, int]]] = {
         ("DoneCarriedOver", 8),
         ("UnblockDoneDecrements", 8),
     ],
+    # held out (session 54): a chat server written without reading the fuzzer (bounded lists
+    # with removal spelt out, a limit per person over the messages they have standing, counting
+    # people who left, invites numbered by the server good for an optional number of joins, an
+    # optional mute flag, a ban that unpins, a nested all over sums)
+    "chat": [
+        ("SlotKeptOnModeratorDelete", 8),
+        ("LimitIgnoresLeavers", 9),
+        ("InviteCountsPeople", 9),
+        ("ModeratorAnywhereDeletes", 8),
+        ("BanUnpinSkips", 10),
+        ("LeaverStaysModerator", 8),
+        ("InvitePardonsBan", 7),
+        ("MuteTogglesByDefault", 7),
+    ],
 }
 CORRECT = {
     "library": "Library",
@@ -672,6 +686,7 @@ CORRECT = {
     "storefront": "Storefront",
     "cloud": "Cloud",
     "tracker": "Tracker",
+    "chat": "Chat",
 }
 
 
