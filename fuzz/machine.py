@@ -39,7 +39,17 @@ from envfactory.fuzz.corpus import Call
 from envfactory.fuzz.draws import Source
 from envfactory.fuzz.findings import Finding, crash_cause, error_for
 from envfactory.fuzz.references import rebind, references
-from envfactory.fuzz.steering import FITS, MADE_AGAIN, Steer, crowds, holds_at, nameable, record_field
+from envfactory.fuzz.steering import (
+    FITS,
+    MADE_AGAIN,
+    Fill,
+    Steer,
+    crowds,
+    fills,
+    holds_at,
+    nameable,
+    record_field,
+)
 from envfactory.trajectory import Step
 
 if TYPE_CHECKING:
@@ -116,6 +126,14 @@ TURN_LOOKAHEAD = 24
 """Calls of a replay after an inserted change the model judges (``Case._after``)."""
 TURNS_LAST, KEPT, CUT = range(3)
 """How an inserted change leaves the replay's later calls (``Case._after``), the best first."""
+REFILL_ODDS = 3
+"""After a call took a record out of a count a requires bounds, or moved the count (deleted the
+record, or changed a field the count reads), the next step starts filling the count up again
+one time in this many (``Case.refill``)."""
+REFILL_CALLS = 5
+"""The calls a refill sends at most, each while the model accepts the one before."""
+LEFT = 8
+"""The refills one call offers at most (per record it took out of a count, per count)."""
 USE_ODDS = 3
 """After a call changed a field of a record, the next step calls an operation whose requires or
 effects read that field one time in this many (``Case.unused``)."""
@@ -210,10 +228,12 @@ class Case:
         "changed",
         "changes",
         "dropped",
+        "filling",
         "focus",
         "history",
         "known",
         "last",
+        "left",
         "lives",
         "off",
         "pool",
@@ -285,6 +305,11 @@ class Case:
         change (the seats given back to the last waiter, not the first) answers that call
         right, and only a read shows it. A step drawn at random reads the changed record
         with the right operation once in dozens; the next step here does half the time."""
+        self.left: tuple[tuple[OpPlan, dict[str, Any]], ...] = ()
+        """Calls that count one more beside a record the last accepted call took out of a count
+        a requires bounds (``refill``)."""
+        self.filling: tuple[OpPlan, dict[str, Any], int] | None = None
+        """A refill under way: the operation, its fields held, and the calls it may still send."""
         self.unused: tuple[Read, ...] = ()
         """Calls of the operations whose requires or effects read a field the last accepted call
         changed, each naming the changed record where it takes a key of its collection: a role
@@ -343,6 +368,10 @@ class Case:
             and src.index(TWIN_ODDS) == TWIN_ODDS - 1
             and self.twin(plans, src)
         ):
+            return
+        left, self.left = self.left, ()
+        if self.filling is not None or (left and src.index(REFILL_ODDS) == REFILL_ODDS - 1):
+            self.refill(left, src)
             return
         if self.unread:
             unread, self.unread = self.unread, ()
@@ -413,6 +442,25 @@ class Case:
             self.probe(pool[src.index(len(pool))], src)
         else:
             self.valid(plan, src)
+
+    def refill(self, left: Sequence[tuple[OpPlan, dict[str, Any]]], src: Source) -> None:
+        """Fill a count a requires bounds up again after a call took a record out of it: the
+        operation that counts, its filter's fields held to the record's, sent again while the
+        model accepts it, and the call it refuses sent too. A target that keeps the count as a
+        counter of its own must give the slot back on every way a record leaves (a message
+        deleted by a moderator, not only by its author; a job cancelled, not only finished), and
+        one that does not refuses a call short of the limit, a call or two after the record left,
+        where a step drawn at random seldom names the same channel and author again."""
+        if self.filling is None:
+            plan, fixed = left[src.index(len(left))]
+            self.filling = (plan, fixed, REFILL_CALLS)
+        plan, fixed, calls = self.filling
+        accepted = len(self.accepted)
+        self.filling = None
+        self.previous = plan
+        self.valid(plan, src, fixed=fixed)
+        if len(self.accepted) > accepted and calls > 1:
+            self.filling = (plan, fixed, calls - 1)
 
     def _simplest(self, order: list[OpPlan], enabled: list[OpPlan]) -> OpPlan:
         """The operation of the simplest choice after a step: Hypothesis begins each run with
@@ -496,6 +544,7 @@ class Case:
         src: Source,
         aim: tuple[str, Any] | None = None,
         held: tuple[str, Any] | None = None,
+        fixed: Mapping[str, Any] | None = None,
     ) -> None:
         """A call meant to be accepted: up to ``TRIES`` draws until the model accepts one
         (``aim``: a key field and the key it names in every draw; ``held``: a record
@@ -520,6 +569,8 @@ class Case:
                 value[aim[0]] = aim[1]
             if held is not None and isinstance(value, dict):
                 self._hold(plan, value, *held)
+            if fixed and isinstance(value, dict):
+                value.update(fixed)
             expect = oracle.judge(session.model, self.state, plan.op, value)
             if expect.accepted:
                 if not ways or self._new_way(ways, value):
@@ -1248,6 +1299,8 @@ class Case:
                 self.changed = tuple(changed)
                 self.unread = self._reads(changed, touched) if watch else ()
                 self.unused = tuple(dict.fromkeys(uses)) if uses else ()
+                if session.fills and not self.filling:
+                    self.left = self._left(op.name, state, post)
                 self._remember_values(value, response.output)
                 return
         else:
@@ -1275,6 +1328,34 @@ class Case:
         if not self.replaying:  # a replay reports to the shrinker alone
             session.found(finding)
         raise error_for(finding)
+
+    def _left(
+        self, op: str, before: FrozenMap, after: FrozenMap
+    ) -> tuple[tuple[OpPlan, dict[str, Any]], ...]:
+        """The calls that count one more beside each record an accepted call of ``op`` took out
+        of a count a requires bounds, or moved the count of: deleted it, or changed a field the
+        count reads (another operation than the one that counts: a post after a post is the
+        step before again, and a join after a join)."""
+        found: list[tuple[OpPlan, dict[str, Any]]] = []
+        for name in self.session.writes[op]:
+            counted = self.session.fills.get(name)
+            old, new = before.get(name), after.get(name)
+            if not counted or old is new or not isinstance(old, Mapping):
+                continue
+            new = new if isinstance(new, Mapping) else {}
+            for key, record in old.items():
+                now = new.get(key)
+                if now is record:
+                    continue
+                for plan, fill in counted:
+                    if plan.name == op or (
+                        now is not None
+                        and all(isinstance(now, Mapping) and now.get(f) == record.get(f) for f in fill.reads)
+                    ):
+                        continue
+                    if (fixed := fill.values(key, record)) is not None:
+                        found.append((plan, fixed))
+        return tuple(found[:LEFT])
 
     def _reads(self, changed: Sequence[tuple[str, Any]], touched: Sequence[str]) -> tuple[Read, ...]:
         """The reads of what a call changed: each read operation of a ``changed`` record's
@@ -1413,6 +1494,11 @@ def plans(session: Session) -> list[OpPlan]:
     session.readers, session.whole_readers = readers, whole
     session.users = _users(session.contract, ops)
     session.writers = _writers(ops)
+    counted: dict[str, list[tuple[OpPlan, Fill]]] = {}
+    for plan in ops:
+        for fill in fills(plan.op, session.contract):
+            counted.setdefault(fill.collection, []).append((plan, fill))
+    session.fills = counted
     return ops
 
 

@@ -446,6 +446,9 @@ class Session:
         self.writers: dict[str, dict[str, list[Any]]] = {}
         """Per collection and record field, the plans whose effects write it on a record that
         exists (``members[input.member].role = input.role``; ``machine.plans``)."""
+        self.fills: dict[str, list[tuple[Any, Any]]] = {}
+        """Per collection, the plans whose requires bound a count of its records (``steering.Fill``),
+        each with its count: called again after a record leaves the count (``Case.refill``)."""
         self.slow: dict[str, dict[str, Response]] = {}
         # a call's cost: CPU time where it runs in this process (the same on a loaded machine, so
         # the same seed memoizes the same calls), wall time where it runs elsewhere

@@ -562,6 +562,94 @@ def witnesses(op: Operation) -> tuple[Witness, ...]:
     return tuple(found)
 
 
+@attrs.frozen(slots=True)
+class Fill:
+    """A count that a requires of an operation bounds, of records filtered by fields equal to
+    input fields (``sum(1 for m in messages if messages[m].channel == input.channel and
+    messages[m].author == input.user) < channels[input.channel].limit``), or of the items of a
+    list a record the call names holds (``len(channels[input.channel].members) < 4``): which input
+    field takes which record field (or the record's key), so that a call can be drawn to count
+    one more beside a given record (``Case.refill``)."""
+
+    collection: str
+    fields: tuple[tuple[str, str], ...]
+    """(input field, record field) pairs of the filter's equalities."""
+    reads: frozenset[str]
+    """The record fields the count reads: a change to one moves the count."""
+    key: str | None = None
+    """The input field that names the record whose list is counted (None: records are)."""
+
+    def values(self, key: Any, record: Any) -> dict[str, Any] | None:
+        """The input fields that count one more beside ``record`` (under ``key``); None where it
+        lacks a field."""
+        if not isinstance(record, Mapping) or any(field not in record for _, field in self.fields):
+            return None
+        out = {name: record[field] for name, field in self.fields}
+        if self.key is not None:
+            out[self.key] = key
+        return out
+
+
+def fills(op: Operation, contract: Contract) -> tuple[Fill, ...]:
+    """The ``Fill`` counts of ``op``'s requires: a ``sum`` over a collection whose filter has an
+    ``and`` part ``c[v].f == input.x`` (either way round), and a ``len(c[input.k].f)``."""
+    collections = contract.collections()
+    found: dict[tuple[str, tuple[tuple[str, str], ...], str | None], Fill] = {}
+    for clause in op.requires:
+        for node in ir.walk(clause.expr):
+            fill = _listed(node, collections) if isinstance(node, ir.Call) else _filtered(node, collections)
+            if fill is None:
+                continue
+            same = (fill.collection, fill.fields, fill.key)  # one count read twice: one fill
+            if (seen := found.get(same)) is not None:
+                fill = attrs.evolve(seen, reads=seen.reads | fill.reads)
+            found[same] = fill
+    return tuple(found.values())
+
+
+def _listed(node: ir.Call, collections: frozenset[str]) -> Fill | None:
+    """The ``Fill`` of ``len(c[input.k].f)``."""
+    if node.func != "len" or len(node.args) != 1:
+        return None
+    held = record_field(node.args[0], None)
+    if held is None or held[0] not in collections:
+        return None
+    read = node.args[0]
+    assert isinstance(read, ir.Attr) and isinstance(read.obj, ir.Index)
+    named = input_field(read.obj.key)
+    return None if named is None else Fill(held[0], (), frozenset({held[1]}), named)
+
+
+def _filtered(node: ir.Expr, collections: frozenset[str]) -> Fill | None:
+    """The ``Fill`` of a ``sum`` over a collection filtered by equalities with input fields."""
+    if not (
+        isinstance(node, ir.Quant)
+        and node.kind == "sum"
+        and node.cond is not None
+        and isinstance(node.domain, ir.Name)
+        and node.domain.id in collections
+    ):
+        return None
+    collection = node.domain.id
+    parts = node.cond.operands if isinstance(node.cond, ir.BoolOp) and node.cond.op == "and" else (node.cond,)
+    pairs: list[tuple[str, str]] = []
+    for part in parts:
+        if not (isinstance(part, ir.Compare) and part.op == "=="):
+            continue
+        for side, other in ((part.left, part.right), (part.right, part.left)):
+            named, held = input_field(side), record_field(other, node.var)
+            if named is not None and held is not None and held[0] == collection:
+                pairs.append((named, held[1]))
+    if not pairs:
+        return None
+    reads = frozenset(
+        held[1]
+        for inner in ir.walk(node.cond)
+        if (held := record_field(inner, node.var)) is not None and held[0] == collection
+    )
+    return Fill(collection, tuple(pairs), reads)
+
+
 def members(op: Operation, contract: Contract) -> tuple[Member, ...]:
     """The ``Member`` fields of ``op``: ``input.f in e`` under an even number of negations in a
     requires, with ``e`` not a state collection (a key the collection holds is ``key_fields``'s)
@@ -638,12 +726,14 @@ def _field_or_default(node: ir.Expr) -> str | None:
 
 __all__ = [
     "MADE_AGAIN",
+    "Fill",
     "KeyField",
     "Role",
     "Steer",
     "Threshold",
     "crowds",
     "distinct_keys",
+    "fills",
     "input_field",
     "key_fields",
     "literals",
