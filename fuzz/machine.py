@@ -129,7 +129,8 @@ TURNS_LAST, KEPT, CUT = range(3)
 REFILL_ODDS = 3
 """After a call took a record out of a count a requires bounds, or moved the count (deleted the
 record, or changed a field the count reads), the next step starts filling the count up again
-one time in this many (``Case.refill``)."""
+one time in this many (``Case.refill``); where that step reads back what the call changed
+(``READ_ODDS``), the step after it."""
 REFILL_CALLS = 5
 """The calls a refill sends at most, each while the model accepts the one before."""
 LEFT = 8
@@ -370,14 +371,19 @@ class Case:
         ):
             return
         left, self.left = self.left, ()
-        if self.filling is not None or (left and src.index(REFILL_ODDS) == REFILL_ODDS - 1):
+        if self.filling is not None:
             self.refill(left, src)
             return
         if self.unread:
             unread, self.unread = self.unread, ()
             if src.index(READ_ODDS) == READ_ODDS - 1:
                 self._named_call(unread, src)
+                # a read moves no count: the refill the call before offered may come next
+                self.left = self.left or left
                 return
+        if left and src.index(REFILL_ODDS) == REFILL_ODDS - 1:
+            self.refill(left, src)
+            return
         if self.unused:
             unused, self.unused = self.unused, ()
             if src.index(USE_ODDS) == USE_ODDS - 1:

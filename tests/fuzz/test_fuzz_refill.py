@@ -16,7 +16,7 @@ import pytest
 
 import envfactory
 from envfactory.fuzz.findings import FindingError
-from envfactory.fuzz.machine import Case, plans
+from envfactory.fuzz.machine import READ_ODDS, REFILL_ODDS, Case, plans
 from envfactory.fuzz.runner import Session
 from envfactory.fuzz.steering import Fill, fills
 from envfactory.fuzz.targets import open_target
@@ -25,7 +25,7 @@ IMPLS = Path(__file__).resolve().parent / "impls"
 sys.path.insert(0, str(IMPLS))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fuzz_sources import Seeded  # noqa: E402
+from fuzz_sources import Fixed, Seeded  # noqa: E402
 
 CHAT = envfactory.load(IMPLS / "chat.yaml")
 
@@ -120,3 +120,21 @@ def test_a_list_a_limit_counts_is_filled_again_after_another_operation_moved_it(
     assert [(plan.name, fixed) for plan, fixed in case.left] == [("join", {"channel": "c"})]
     case.send(CHAT.operations["join"], {"channel": "c", "user": "u"})
     assert case.left == ()
+
+
+def test_a_read_back_comes_first_and_the_refill_after_it() -> None:
+    """The step after a change reads the changed record back half the time (``unread``); a read
+    moves no count, so the refill the change offered is still offered at the step after it."""
+    case = _case("Chat")
+    ops = plans(case.session)
+    case.send(CHAT.operations["deleteMessage"], {"message": 1, "by": "o"})
+    # a step of a case under way, with the read of the channel pending and nothing else
+    case.started, case.relive, case.again, case.stale = True, None, None, None
+    case.unread = case._reads([("channels", "c")], ())
+    assert case.unread and _posts(case)
+    case.step(ops, Fixed(0, {READ_ODDS: READ_ODDS - 1}, once=True))
+    read = case.steps[-1]
+    assert CHAT.operations[read.tool].effects == () and read.input.get("channel") == "c"
+    assert _posts(case)
+    case.step(ops, Fixed(0, {REFILL_ODDS: REFILL_ODDS - 1}, once=True))
+    assert (case.steps[-1].tool, case.steps[-1].input) == ("post", {"channel": "c", "user": "u"})
