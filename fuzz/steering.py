@@ -524,11 +524,6 @@ def witnesses(op: Operation) -> tuple[Witness, ...]:
     other conjuncts that do not read ``input.f`` are the ``rest``."""
     found: list[Witness] = []
 
-    def conjuncts(node: ir.Expr) -> list[ir.Expr]:
-        if isinstance(node, ir.BoolOp) and node.op == "and":
-            return [part for operand in node.operands for part in conjuncts(operand)]
-        return [node]
-
     def visit(node: ir.Expr) -> None:
         if isinstance(node, ir.BoolOp):
             for operand in node.operands:
@@ -536,7 +531,7 @@ def witnesses(op: Operation) -> tuple[Witness, ...]:
             return
         if not (isinstance(node, ir.Quant) and node.kind == "any"):
             return
-        parts = conjuncts(node.body)
+        parts = ir.conjuncts(node.body)
         for part in parts:
             if not (isinstance(part, ir.Compare) and part.op == "=="):
                 continue
@@ -597,7 +592,7 @@ def fills(op: Operation, contract: Contract) -> tuple[Fill, ...]:
     found: dict[tuple[str, tuple[tuple[str, str], ...], str | None], Fill] = {}
     for clause in op.requires:
         for node in ir.walk(clause.expr):
-            fill = _listed(node, collections) if isinstance(node, ir.Call) else _filtered(node, collections)
+            fill = _listed(node, collections) or _filtered(node, collections)
             if fill is None:
                 continue
             same = (fill.collection, fill.fields, fill.key)  # one count read twice: one fill
@@ -607,17 +602,14 @@ def fills(op: Operation, contract: Contract) -> tuple[Fill, ...]:
     return tuple(found.values())
 
 
-def _listed(node: ir.Call, collections: frozenset[str]) -> Fill | None:
+def _listed(node: ir.Expr, collections: frozenset[str]) -> Fill | None:
     """The ``Fill`` of ``len(c[input.k].f)``."""
-    if node.func != "len" or len(node.args) != 1:
-        return None
-    held = record_field(node.args[0], None)
-    if held is None or held[0] not in collections:
-        return None
-    read = node.args[0]
-    assert isinstance(read, ir.Attr) and isinstance(read.obj, ir.Index)
-    named = input_field(read.obj.key)
-    return None if named is None else Fill(held[0], (), frozenset({held[1]}), named)
+    match node:
+        case ir.Call(func="len", args=(ir.Attr(obj=ir.Index(obj=ir.Name(id=name), key=key), name=field),)):
+            named = input_field(key)
+            if name in collections and named is not None:
+                return Fill(name, (), frozenset({field}), named)
+    return None
 
 
 def _filtered(node: ir.Expr, collections: frozenset[str]) -> Fill | None:
@@ -631,9 +623,8 @@ def _filtered(node: ir.Expr, collections: frozenset[str]) -> Fill | None:
     ):
         return None
     collection = node.domain.id
-    parts = node.cond.operands if isinstance(node.cond, ir.BoolOp) and node.cond.op == "and" else (node.cond,)
     pairs: list[tuple[str, str]] = []
-    for part in parts:
+    for part in ir.conjuncts(node.cond):
         if not (isinstance(part, ir.Compare) and part.op == "=="):
             continue
         for side, other in ((part.left, part.right), (part.right, part.left)):
