@@ -42,10 +42,12 @@ from envfactory.fuzz.references import rebind, references
 from envfactory.fuzz.steering import (
     FITS,
     MADE_AGAIN,
+    Elsewhere,
     Fill,
     Steer,
     crowds,
     fills,
+    held_items,
     holds_at,
     nameable,
     record_field,
@@ -111,6 +113,13 @@ FIT_ODDS = 4
 TURNED_ODDS = 3
 """One probe in this many sends again a recent accepted call that the model refuses now
 (``Case._turned``)."""
+ELSEWHERE_ODDS = 3
+"""One probe in this many (of those ``TURNED_ODDS`` leaves) sends a call with a field taken from
+a record other than the one it names (``Case.elsewhere``)."""
+GRANT_ODDS = 3
+"""In adversarial mode, after a call put a value in a place an ``Elsewhere`` field is compared
+with (made a member a moderator), the next step tries that value on another record one time in
+this many (``Case.elsewhere``)."""
 TURNED_LOOKBACK = 8
 """How many of a case's latest accepted calls ``Case._turned`` looks at."""
 WAY_TRIES = 2
@@ -131,6 +140,11 @@ REFILL_ODDS = 3
 record, or changed a field the count reads), the next step starts filling the count up again
 one time in this many (``Case.refill``); where that step reads back what the call changed
 (``READ_ODDS``), the step after it."""
+REDO_ODDS = 3
+"""After an accepted call took something away (``Case.undone``), the next step sends again a call
+it turned back on one time in this many (``Case.redo``)."""
+REDO_CALLS = 8
+"""The calls a redo sends at most, in turn the call turned back on and the call that turned it."""
 REFILL_CALLS = 5
 """The calls a refill sends at most, each while the model accepts the one before."""
 LEFT = 8
@@ -201,6 +215,27 @@ Read = tuple[OpPlan, str | None, Any]
 """An operation, and the key field it names with the key; or None and the record (collection,
 key) its ``any`` of the requires is to name (``Case.unused``), or None and None: a call that
 takes no key and names nothing (``Case.unread``, ``Case.unused``)."""
+Grant = tuple[OpPlan, Elsewhere, Any]
+"""An operation, its ``Elsewhere`` field, and the value the field is to take from another
+record (None: any such value; ``Case.elsewhere``)."""
+
+
+def _took(before: Any, after: Any) -> bool:
+    """Whether a write took something away from a state variable: a record of a collection, or
+    an item of a list a record holds."""
+    if not isinstance(before, Mapping) or not before:
+        return False
+    if not isinstance(after, Mapping) or len(after) < len(before):
+        return True
+    for key, record in after.items():
+        old = before.get(key)
+        if old is None or old is record or not isinstance(record, Mapping) or not isinstance(old, Mapping):
+            continue
+        for field, items in record.items():
+            was = old.get(field)
+            if isinstance(items, list) and isinstance(was, list) and len(items) < len(was):
+                return True
+    return False
 
 
 def _depth(op: Operation, expect: oracle.Expectation) -> int:
@@ -228,9 +263,11 @@ class Case:
         "answers",
         "changed",
         "changes",
+        "cycling",
         "dropped",
         "filling",
         "focus",
+        "granted",
         "history",
         "known",
         "last",
@@ -250,6 +287,7 @@ class Case:
         "started",
         "state",
         "steps",
+        "undone",
         "unread",
         "unused",
     )
@@ -311,6 +349,16 @@ class Case:
         a requires bounds (``refill``)."""
         self.filling: tuple[OpPlan, dict[str, Any], int] | None = None
         """A refill under way: the operation, its fields held, and the calls it may still send."""
+        self.undone: tuple[FrozenMap, Call] | None = None
+        """An accepted call that took something away (a record deleted, an item out of a list),
+        with the state before it: a call it turned back on may be sent again (``redo``)."""
+        self.cycling: tuple[tuple[Call, Call], int, int] | None = None
+        """A redo under way: the call turned back on and the call that turned it, the next of
+        them to send, and the calls it may still send."""
+        self.granted: tuple[Grant, ...] = ()
+        """What the last accepted call put in a place a requires compares an input field with
+        (a member made moderator of a channel, the owner of a new one): tried on another record
+        than its own next (``elsewhere``)."""
         self.unused: tuple[Read, ...] = ()
         """Calls of the operations whose requires or effects read a field the last accepted call
         changed, each naming the changed record where it takes a key of its collection: a role
@@ -370,7 +418,11 @@ class Case:
             and self.twin(plans, src)
         ):
             return
+        undone, self.undone = self.undone, None
         left, self.left = self.left, ()
+        if self.cycling is not None:
+            self.cycle()
+            return
         if self.filling is not None:
             self.refill(left, src)
             return
@@ -378,9 +430,13 @@ class Case:
             unread, self.unread = self.unread, ()
             if src.index(READ_ODDS) == READ_ODDS - 1:
                 self._named_call(unread, src)
-                # a read moves no count: the refill the call before offered may come next
+                # a read moves no count and turns no call back on: the refill or the redo the
+                # call before offered may come next
                 self.left = self.left or left
+                self.undone = self.undone or undone
                 return
+        if undone is not None and src.index(REDO_ODDS) == REDO_ODDS - 1 and self.redo(undone, src):
+            return
         if left and src.index(REFILL_ODDS) == REFILL_ODDS - 1:
             self.refill(left, src)
             return
@@ -388,6 +444,14 @@ class Case:
             unused, self.unused = self.unused, ()
             if src.index(USE_ODDS) == USE_ODDS - 1:
                 self._named_call(unused, src)
+                return
+        if self.granted:
+            granted, self.granted = self.granted, ()
+            if (
+                session.mode == "adversarial"
+                and src.index(GRANT_ODDS) == GRANT_ODDS - 1
+                and self.elsewhere(granted, src)
+            ):
                 return
         order = ordered(session, plans)
         enabled = [p for p in order if p.steer.possible(self.state)]
@@ -441,6 +505,12 @@ class Case:
             # a call some requires refuses now (a contract without any has none to turn)
             if session.stateful and src.index(TURNED_ODDS) == TURNED_ODDS - 1 and self._turned(plans, src):
                 return
+            if (
+                session.places
+                and src.index(ELSEWHERE_ODDS) == ELSEWHERE_ODDS - 1
+                and self.elsewhere([(p, spec, None) for p in order for spec in p.steer.elsewhere], src)
+            ):
+                return
             # any operation, enabled or not; half the time, where a key is gone, one that reads
             # a key of that collection (use after delete is the classic bug of stateful APIs)
             stale = [p for p in order if any(not k.fresh and self._gone(k.collection) for k in p.steer.keys)]
@@ -448,6 +518,46 @@ class Case:
             self.probe(pool[src.index(len(pool))], src)
         else:
             self.valid(plan, src)
+
+    def redo(self, undone: tuple[FrozenMap, Call], src: Source) -> bool:
+        """Start a redo: one of the case's latest accepted calls that the model refused before the
+        last accepted call took something away and accepts after it (an invite's join again
+        after a leave, a borrow after a return), sent again, then the call that turned it back
+        on, and so on in turn while the model accepts them, the call it refuses sent too
+        (``cycle``); whether there was one. A target that counts the way back as it counts the
+        way there lets the cycle past a limit (an invite that counts the people who took it,
+        not the joins); a step drawn at random seldom sends the pair again and again."""
+        session = self.session
+        ops = session.contract.operations
+        before_it, undoing = undone
+        again: list[Call] = []
+        for call in self.accepted[-TURNED_LOOKBACK:]:
+            name, value = call
+            if call == undoing or call in again:
+                continue
+            before = oracle.judge(session.model, before_it, ops[name], value)
+            if before.accepted or before.kind != "precondition":
+                continue
+            if oracle.judge(session.model, self.state, ops[name], value).accepted:
+                again.append(call)
+        if not again:
+            return False
+        self.cycling = ((again[-1 - src.index(len(again))], undoing), 0, REDO_CALLS)
+        self.cycle()
+        return True
+
+    def cycle(self) -> None:
+        """The next call of a redo under way (``redo``)."""
+        assert self.cycling is not None
+        pair, turn, calls = self.cycling
+        self.cycling = None
+        name, value = pair[turn]
+        op = self.session.contract.operations[name]
+        expect = oracle.judge(self.session.model, self.state, op, value)
+        if expect.accepted or self.session.mode != "valid":  # valid mode sends no refused call
+            self.send(op, value, expect)
+        if expect.accepted and calls > 1:
+            self.cycling = (pair, 1 - turn, calls - 1)
 
     def refill(self, left: Sequence[tuple[OpPlan, dict[str, Any]]], src: Source) -> None:
         """Fill a count a requires bounds up again after a call took a record out of it: the
@@ -692,6 +802,33 @@ class Case:
         plan, call, expect = turned[-1 - src.index(len(turned))]
         self.send(plan.op, call, expect)
         return True
+
+    def elsewhere(self, moves: Sequence[Grant], src: Source) -> bool:
+        """Send a call the state may enable with one field taken from a record other than the
+        one the call names (``steering.Elsewhere``: a moderator of another channel, the owner
+        of another project), where the model refuses it; whether there was one. Each of
+        ``moves`` is an operation, its field, and the value to take (None: any that another
+        record holds), tried in turn from a drawn one. A target that checks a role against any
+        record lets the call in, and a value drawn at random is another record's only by chance."""
+        start = src.index(len(moves)) if moves else 0
+        for plan, spec, wanted in [*moves[start:], *moves[:start]]:
+            if not plan.steer.possible(self.state):
+                continue
+            value = self.draw(plan, src, breaking=False)
+            if not isinstance(value, dict) or spec.field not in value:
+                continue
+            held = spec.values(self.state, value)
+            if wanted is not None:
+                held = [wanted] if wanted in held else []
+            if not held:
+                continue
+            call = {**value, spec.field: held[src.index(len(held))]}
+            expect = oracle.judge(self.session.model, self.state, plan.op, call)
+            if not expect.accepted and expect.kind == "precondition":
+                self.previous = plan
+                self.send(plan.op, call, expect)
+                return True
+        return False
 
     def _past_threshold(self, plan: OpPlan, src: Source) -> Any:
         """A valid-intent input with one field compared with the state moved just past its bound
@@ -1284,6 +1421,7 @@ class Case:
                 changed: list[tuple[str, Any]] = []
                 touched: list[str] = []
                 uses: list[Read] = []
+                took = False
                 for name in session.writes[op.name]:
                     self._remember(name, post.get(name))
                     before = state.get(name)
@@ -1293,6 +1431,8 @@ class Case:
                     uses += self._life(name, before or {}, after or {})
                     if name in session.deleted:
                         self._records(op.name, name, before or {}, after or {}, post)
+                    if not took and _took(before, after):
+                        took = True
                     if before and len(after or ()) < len(before):
                         lost = [k for k in before if k not in (after or ())]
                         self.dropped.setdefault(name, []).extend(lost)
@@ -1307,6 +1447,10 @@ class Case:
                 self.unused = tuple(dict.fromkeys(uses)) if uses else ()
                 if session.fills and not self.filling:
                     self.left = self._left(op.name, state, post)
+                if session.places:
+                    self.granted = self._granted(op.name, state, post)
+                if took and not self.cycling:
+                    self.undone = (state, (op.name, value))
                 self._remember_values(value, response.output)
                 return
         else:
@@ -1362,6 +1506,28 @@ class Case:
                     if (fixed := fill.values(key, record)) is not None:
                         found.append((plan, fixed))
         return tuple(found[:LEFT])
+
+    def _granted(self, op: str, before: FrozenMap, after: FrozenMap) -> tuple[Grant, ...]:
+        """What an accepted call of ``op`` put in a place an ``Elsewhere`` field is compared with
+        (an item added to a record's list, a field set on a new or changed record), with each
+        operation and field that may take it elsewhere."""
+        found: list[Grant] = []
+        for name in self.session.writes[op]:
+            places = self.session.places.get(name)
+            old, new = before.get(name), after.get(name)
+            if not places or old is new or not isinstance(new, Mapping):
+                continue
+            old = old if isinstance(old, Mapping) else {}
+            for key, record in new.items():
+                was = old.get(key)
+                if was is record:
+                    continue
+                for place, specs in places.items():
+                    had = held_items(was, place)
+                    for item in held_items(record, place):
+                        if item not in had:
+                            found.extend((plan, spec, item) for plan, spec in specs)
+        return tuple(dict.fromkeys(found))
 
     def _reads(self, changed: Sequence[tuple[str, Any]], touched: Sequence[str]) -> tuple[Read, ...]:
         """The reads of what a call changed: each read operation of a ``changed`` record's
@@ -1505,6 +1671,11 @@ def plans(session: Session) -> list[OpPlan]:
         for fill in fills(plan.op, session.contract):
             counted.setdefault(fill.collection, []).append((plan, fill))
     session.fills = counted
+    places: dict[str, dict[str, list[tuple[OpPlan, Elsewhere]]]] = {}
+    for plan in ops:
+        for spec in plan.steer.elsewhere:
+            places.setdefault(spec.collection, {}).setdefault(spec.place, []).append((plan, spec))
+    session.places = places
     return ops
 
 

@@ -449,6 +449,10 @@ class Session:
         self.fills: dict[str, list[tuple[Any, Any]]] = {}
         """Per collection, the plans whose requires bound a count of its records (``steering.Fill``),
         each with its count: called again after a record leaves the count (``Case.refill``)."""
+        self.places: dict[str, dict[str, list[tuple[Any, Any]]]] = {}
+        """Per collection and record field, the plans with an ``Elsewhere`` field compared with
+        that place of its records, each with the field: tried on another record after a call
+        fills the place (``Case.elsewhere``)."""
         self.slow: dict[str, dict[str, Response]] = {}
         # a call's cost: CPU time where it runs in this process (the same on a loaded machine, so
         # the same seed memoizes the same calls), wall time where it runs elsewhere

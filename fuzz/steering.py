@@ -13,6 +13,7 @@ Imports the contracts layer only.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -157,6 +158,47 @@ class Member:
 
 
 @attrs.frozen(slots=True)
+class Elsewhere:
+    """An input field a requires compares with a place of the one record the call names
+    (``input.by in channels[c].moderators``, ``input.by == channels[c].owner``): what that place
+    holds in the collection's other records is the value a target that checks the role against
+    any record, not the named one, lets in (a moderator of one channel deleting a message of
+    another). No key, threshold or member draw gives it: those take this record's values, and a
+    value drawn at random is another record's only by chance."""
+
+    field: str
+    collection: str
+    place: str
+    key: Compiled = attrs.field(eq=False, repr=False)
+    """The key of the record the clause reads, with the rest of the input as drawn."""
+
+    def values(self, state: Mapping[str, Any], value: Mapping[str, Any]) -> list[Any]:
+        """What ``place`` holds in the other records (the items of a list), less what it holds
+        in the named one; none where the named record is not there."""
+        records = state.get(self.collection)
+        try:
+            named = self.key(Env(state, value))
+        except UNDEFINED:
+            return []
+        if not isinstance(records, Mapping) or not nameable(named) or named not in records:
+            return []
+        own = held_items(records[named], self.place)
+        found: list[Any] = []
+        for key, record in itertools.islice(records.items(), WITNESSES):
+            if key != named:
+                found.extend(
+                    item for item in held_items(record, self.place) if item not in own and item not in found
+                )
+        return found
+
+
+def held_items(record: Any, place: str) -> list[Any]:
+    """The nameable values a record's field holds: its items, where it is a list."""
+    held = record.get(place) if isinstance(record, Mapping) else None
+    return [item for item in (held if isinstance(held, list | tuple) else (held,)) if nameable(item)]
+
+
+@attrs.frozen(slots=True)
 class Steer:
     """Everything the fuzzer reads off one operation to draw inputs that it accepts."""
 
@@ -190,6 +232,8 @@ class Steer:
     counts needs more: ``crowds``)."""
     members: tuple[Member, ...] = ()
     """Input fields a requires wants among a list's items (``members``)."""
+    elsewhere: tuple[Elsewhere, ...] = ()
+    """Input fields a requires compares with a place of the record the call names (``elsewhere``)."""
 
     @classmethod
     def of(cls, op: Operation, contract: Contract, crowds: Mapping[str, int] | None = None) -> Steer:
@@ -228,6 +272,7 @@ class Steer:
                 for name in sorted(makes | (assigned - needs))
             ),
             members(op, contract),
+            elsewhere(op, contract),
         )
 
     def fitting(self, field: str, state: Mapping[str, Any], keys: list[Any]) -> list[Any] | None:
@@ -660,6 +705,40 @@ def members(op: Operation, contract: Contract) -> tuple[Member, ...]:
             ):
                 found.append(Member(field, compile_expr(right)))
     return tuple(found)
+
+
+_HOLDS = frozenset(("in", "not in", "==", "!="))
+"""The comparisons an ``Elsewhere`` field is read off, each way round its negation."""
+
+
+def elsewhere(op: Operation, contract: Contract) -> tuple[Elsewhere, ...]:
+    """The ``Elsewhere`` fields of ``op``: ``input.f in c[e].g`` or ``input.f == c[e].g`` (either
+    way round) that a requires wants to hold (under an even number of negations), ``c`` a state
+    collection and ``e`` reading the input and the state only, not ``input.f``."""
+    collections = contract.collections()
+    names = contract.state.keys() | {"input"}
+    found: dict[tuple[str, str, str], Elsewhere] = {}
+    for clause in op.requires:
+        for node, negated in signed(clause.expr):
+            # a place the field must not be in takes any other record's values: not one of these
+            if not (
+                isinstance(node, ir.Compare) and node.op in _HOLDS and (node.op in ("in", "==")) != negated
+            ):
+                continue
+            pairs = (
+                [(node.left, node.right)]
+                if node.op in ("in", "not in")
+                else [(node.left, node.right), (node.right, node.left)]
+            )
+            for side, other in pairs:
+                field, place = input_field(side), record_field(other, None)
+                if field is None or place is None or place[0] not in collections:
+                    continue
+                assert isinstance(other, ir.Attr) and isinstance(other.obj, ir.Index)
+                named = other.obj.key  # the record the call names: no quantifier's variable reads it
+                if ir.free_names(named) <= names and not reads_field(named, field):
+                    found.setdefault((field, *place), Elsewhere(field, *place, compile_expr(other.obj.key)))
+    return tuple(found.values())
 
 
 AFFIXES = frozenset(("startswith", "endswith"))
