@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from hypothesis import given
@@ -236,6 +236,25 @@ def _took(before: Any, after: Any) -> bool:
             if isinstance(items, list) and isinstance(was, list) and len(items) < len(was):
                 return True
     return False
+
+
+def _changed(
+    writes: Iterable[str], table: Mapping[str, Any], before: Mapping[str, Any], after: Mapping[str, Any]
+) -> Iterator[tuple[Any, Any, Any, Any]]:
+    """For each collection a call wrote that ``table`` has an entry for, each record the call
+    made, changed or deleted: the entry, the key, and the record before (None: made) and after
+    (None: deleted)."""
+    for name in writes:
+        entry = table.get(name)
+        old, new = before.get(name), after.get(name)
+        if not entry or old is new:
+            continue
+        old = old if isinstance(old, Mapping) else {}
+        new = new if isinstance(new, Mapping) else {}
+        for key in {**old, **new}:
+            was, now = old.get(key), new.get(key)
+            if was is not now:
+                yield entry, key, was, now
 
 
 def _depth(op: Operation, expect: oracle.Expectation) -> int:
@@ -1487,24 +1506,17 @@ class Case:
         count reads (another operation than the one that counts: a post after a post is the
         step before again, and a join after a join)."""
         found: list[tuple[OpPlan, dict[str, Any]]] = []
-        for name in self.session.writes[op]:
-            counted = self.session.fills.get(name)
-            old, new = before.get(name), after.get(name)
-            if not counted or old is new or not isinstance(old, Mapping):
+        for counted, key, record, now in _changed(self.session.writes[op], self.session.fills, before, after):
+            if record is None:
                 continue
-            new = new if isinstance(new, Mapping) else {}
-            for key, record in old.items():
-                now = new.get(key)
-                if now is record:
+            for plan, fill in counted:
+                if plan.name == op or (
+                    now is not None
+                    and all(isinstance(now, Mapping) and now.get(f) == record.get(f) for f in fill.reads)
+                ):
                     continue
-                for plan, fill in counted:
-                    if plan.name == op or (
-                        now is not None
-                        and all(isinstance(now, Mapping) and now.get(f) == record.get(f) for f in fill.reads)
-                    ):
-                        continue
-                    if (fixed := fill.values(key, record)) is not None:
-                        found.append((plan, fixed))
+                if (fixed := fill.values(key, record)) is not None:
+                    found.append((plan, fixed))
         return tuple(found[:LEFT])
 
     def _granted(self, op: str, before: FrozenMap, after: FrozenMap) -> tuple[Grant, ...]:
@@ -1512,21 +1524,12 @@ class Case:
         (an item added to a record's list, a field set on a new or changed record), with each
         operation and field that may take it elsewhere."""
         found: list[Grant] = []
-        for name in self.session.writes[op]:
-            places = self.session.places.get(name)
-            old, new = before.get(name), after.get(name)
-            if not places or old is new or not isinstance(new, Mapping):
-                continue
-            old = old if isinstance(old, Mapping) else {}
-            for key, record in new.items():
-                was = old.get(key)
-                if was is record:
-                    continue
-                for place, specs in places.items():
-                    had = held_items(was, place)
-                    for item in held_items(record, place):
-                        if item not in had:
-                            found.extend((plan, spec, item) for plan, spec in specs)
+        for places, _, was, record in _changed(self.session.writes[op], self.session.places, before, after):
+            for place, specs in places.items():
+                had = held_items(was, place)
+                for item in held_items(record, place):
+                    if item not in had:
+                        found.extend((plan, spec, item) for plan, spec in specs)
         return tuple(dict.fromkeys(found))
 
     def _reads(self, changed: Sequence[tuple[str, Any]], touched: Sequence[str]) -> tuple[Read, ...]:

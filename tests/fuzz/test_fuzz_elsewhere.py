@@ -41,12 +41,13 @@ TWO_CHANNELS: list[tuple[str, dict[str, Any]]] = [
 ]
 
 
-def _case(cls: str) -> Case:
+def _case(cls: str, calls: list[tuple[str, dict[str, Any]]] = TWO_CHANNELS) -> Case:
+    """A case against the chat server ``cls`` that has sent ``calls``."""
     target = open_target(f"python:{IMPLS / 'chat_impl.py'}:{cls}", CHAT)
     session = Session(CHAT, target, mode="adversarial", time_budget=None)
     plans(session)
     case = Case(session, replay=True)
-    for name, value in TWO_CHANNELS:
+    for name, value in calls:
         case.send(CHAT.operations[name], value)
     return case
 
@@ -127,13 +128,7 @@ INVITED: list[tuple[str, dict[str, Any]]] = [
 
 
 def _invited(cls: str) -> Case:
-    target = open_target(f"python:{IMPLS / 'chat_impl.py'}:{cls}", CHAT)
-    session = Session(CHAT, target, mode="adversarial", time_budget=None)
-    plans(session)
-    case = Case(session, replay=True)
-    for name, value in INVITED:
-        case.send(CHAT.operations[name], value)
-    return case
+    return _case(cls, INVITED)
 
 
 def test_a_leave_turns_the_join_back_on_and_the_redo_runs_the_pair_past_the_invites_uses() -> None:
