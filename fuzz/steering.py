@@ -731,13 +731,19 @@ def elsewhere(op: Operation, contract: Contract) -> tuple[Elsewhere, ...]:
                 else [(node.left, node.right), (node.right, node.left)]
             )
             for side, other in pairs:
-                field, place = input_field(side), record_field(other, None)
-                if field is None or place is None or place[0] not in collections:
-                    continue
-                assert isinstance(other, ir.Attr) and isinstance(other.obj, ir.Index)
-                named = other.obj.key  # the record the call names: no quantifier's variable reads it
-                if ir.free_names(named) <= names and not reads_field(named, field):
-                    found.setdefault((field, *place), Elsewhere(field, *place, compile_expr(other.obj.key)))
+                field = input_field(side)
+                match other:
+                    case ir.Attr(obj=ir.Index(obj=ir.Name(id=collection), key=named), name=place) if (
+                        field is not None
+                        and collection in collections
+                        # the record the call names: no quantifier's variable reads its key
+                        and ir.free_names(named) <= names
+                        and not reads_field(named, field)
+                    ):
+                        found.setdefault(
+                            (field, collection, place),
+                            Elsewhere(field, collection, place, compile_expr(named)),
+                        )
     return tuple(found.values())
 
 
