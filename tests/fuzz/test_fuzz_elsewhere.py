@@ -15,19 +15,14 @@ from typing import Any
 
 import pytest
 
-import envfactory
 from envfactory.fuzz.findings import FindingError
 from envfactory.fuzz.machine import Case, plans
-from envfactory.fuzz.runner import Session
 from envfactory.fuzz.steering import elsewhere
-from envfactory.fuzz.targets import open_target
 
-IMPLS = Path(__file__).resolve().parent / "impls"
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from fuzz_sources import Seeded  # noqa: E402
-
-CHAT = envfactory.load(IMPLS / "chat.yaml")
+from chat_cases import CHAT, chat_case
+from fuzz_sources import Seeded
 
 # o owns c, with a message of o's, and d, where u moderates
 TWO_CHANNELS: list[tuple[str, dict[str, Any]]] = [
@@ -42,14 +37,7 @@ TWO_CHANNELS: list[tuple[str, dict[str, Any]]] = [
 
 
 def _case(cls: str, calls: list[tuple[str, dict[str, Any]]] = TWO_CHANNELS) -> Case:
-    """A case against the chat server ``cls`` that has sent ``calls``."""
-    target = open_target(f"python:{IMPLS / 'chat_impl.py'}:{cls}", CHAT)
-    session = Session(CHAT, target, mode="adversarial", time_budget=None)
-    plans(session)
-    case = Case(session, replay=True)
-    for name, value in calls:
-        case.send(CHAT.operations[name], value)
-    return case
+    return chat_case(cls, calls)
 
 
 def test_the_places_a_field_is_compared_with_are_read_off_the_requires() -> None:

@@ -14,20 +14,16 @@ from typing import Any
 
 import pytest
 
-import envfactory
 from envfactory.fuzz.findings import FindingError
 from envfactory.fuzz.machine import READ_ODDS, REFILL_ODDS, Case, plans
-from envfactory.fuzz.runner import Session
 from envfactory.fuzz.steering import Fill, fills
-from envfactory.fuzz.targets import open_target
 
 IMPLS = Path(__file__).resolve().parent / "impls"
 sys.path.insert(0, str(IMPLS))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from chat_cases import CHAT, chat_case  # noqa: E402
 from fuzz_sources import Fixed, Seeded  # noqa: E402
-
-CHAT = envfactory.load(IMPLS / "chat.yaml")
 
 # o owns c (a limit of two), u is in it with two messages standing
 AT_LIMIT: list[tuple[str, dict[str, Any]]] = [
@@ -41,13 +37,7 @@ AT_LIMIT: list[tuple[str, dict[str, Any]]] = [
 
 
 def _case(cls: str) -> Case:
-    target = open_target(f"python:{IMPLS / 'chat_impl.py'}:{cls}", CHAT)
-    session = Session(CHAT, target, mode="adversarial", time_budget=None)
-    plans(session)  # the session's readers and counts
-    case = Case(session, replay=True)
-    for name, value in AT_LIMIT:
-        case.send(CHAT.operations[name], value)
-    return case
+    return chat_case(cls, AT_LIMIT)
 
 
 def _posts(case: Case) -> list[Any]:
