@@ -1450,8 +1450,7 @@ class Case:
                     uses += self._life(name, before or {}, after or {})
                     if name in session.deleted:
                         self._records(op.name, name, before or {}, after or {}, post)
-                    if not took and _took(before, after):
-                        took = True
+                    took = took or _took(before, after)
                     if before and len(after or ()) < len(before):
                         lost = [k for k in before if k not in (after or ())]
                         self.dropped.setdefault(name, []).extend(lost)
