@@ -107,7 +107,12 @@ class OutputSynthesizer:
             except EvaluationError:
                 continue
         if op.ensures and solve is not None and not clauses_hold(op.ensures, state, input, value):
-            solved = solve(op, plan.rest or [c.expr for c in op.ensures], state, input, value)
+            # every clause, the pinned equations too: given only the rest, the solver was free to
+            # move a pinned field to meet them (the auction's ``available == funds - held`` kept
+            # the drawn ``available`` and moved ``funds`` off the account's)
+            solved = solve(op, [c.expr for c in op.ensures], state, input, value)
+            if solved is None and plan.assign and plan.rest:
+                solved = solve(op, plan.rest, state, input, value)  # a pinned side outside Z3's fragment
             if solved is not None:
                 value = solved
         return value

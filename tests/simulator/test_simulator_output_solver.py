@@ -71,3 +71,19 @@ def test_the_simulator_uses_the_solver_it_is_given(tmp_path: Path) -> None:
     assert asked == ["quote"]
     assert response.accepted and response.failure is not None  # the ensures stays unmet, and says so
     assert Simulator(contract, seed=3, solve_output=solve_output).call("quote", {"qty": 4}).ok
+
+
+AUCTION = Path(__file__).resolve().parents[1] / "fuzz" / "impls" / "auction.yaml"
+
+
+def test_a_field_an_equation_pins_stays_where_it_is_pinned_while_the_solver_meets_the_rest() -> None:
+    """The auction's ``account`` pins ``funds`` to the user's and asks ``available == funds -
+    held``: given only the clauses the equations leave, the solver kept the drawn ``available``
+    and moved ``funds`` off the user's (192 for 10)."""
+    contract = envfactory.load(AUCTION)
+    for seed in range(5):
+        sim = Simulator(contract, seed=seed, solve_output=solve_output)
+        assert sim.call("join", {"name": "a", "funds": 7}).ok
+        response = sim.call("account", {"name": "a"})
+        assert response.ok, response
+        assert response.output["funds"] == response.output["available"] == 7
