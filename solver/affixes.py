@@ -25,7 +25,17 @@ from collections.abc import Iterable
 
 import z3
 
-from envfactory.solver.symbolic import LITERAL_TEXTS, Term, Unsupported, and_, is_sym, ite, or_, or_all
+from envfactory.solver.symbolic import (
+    LITERAL_TEXTS,
+    Term,
+    Unsupported,
+    and_,
+    is_sym,
+    ite,
+    or_,
+    or_all,
+    string_val,
+)
 
 KINDS = ("startswith", "endswith")
 
@@ -141,8 +151,8 @@ class Affixes:
             own, others = self.wanted(kind, number)
             test = z3.PrefixOf if kind == "startswith" else z3.SuffixOf
             if own is not None:
-                parts.append(test(z3.StringVal(own), var))
-            parts.extend(z3.Not(test(z3.StringVal(p), var)) for p in others)
+                parts.append(test(string_val(own), var))
+            parts.extend(z3.Not(test(string_val(p), var)) for p in others)
         return z3.BoolVal(True) if not parts else and_(*parts)
 
     def shaped(self, word: str, classes: Iterable[tuple[str, int]]) -> str:

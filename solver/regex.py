@@ -12,6 +12,8 @@ from typing import Any
 
 import z3
 
+from envfactory.solver.symbolic import MAX_CHAR, string_val
+
 try:  # Python 3.11+
     from re import _constants as C
     from re import _parser as P
@@ -20,7 +22,6 @@ except ImportError:  # pragma: no cover
     import sre_parse as P
 
 MAX_REPEAT = 64
-_MAX_CHAR = 0x2FFFF
 
 
 class RegexUnsupported(Exception):
@@ -28,11 +29,15 @@ class RegexUnsupported(Exception):
 
 
 def _char(code: int) -> Any:
-    return z3.Re(z3.StringVal(chr(code)))
+    if code > MAX_CHAR:
+        raise RegexUnsupported(f"character U+{code:X} past Z3's last")
+    return z3.Re(string_val(chr(code)))
 
 
 def _range(lo: int, hi: int) -> Any:
-    return z3.Range(chr(lo), chr(min(hi, _MAX_CHAR)))
+    if lo > MAX_CHAR:
+        return z3.Empty(z3.ReSort(z3.StringSort()))
+    return z3.Range(chr(lo), chr(min(hi, MAX_CHAR)))
 
 
 _ANY_CHAR = None

@@ -58,6 +58,8 @@ from envfactory.solver.symbolic import (
     not_,
     or_,
     or_all,
+    string_val,
+    text_of,
     to_z3,
 )
 from envfactory.statemachine.paths import resolve_pointer
@@ -636,7 +638,7 @@ def atom_texts(
         return {}
     reader = Schemas(Encoder())
     texts = {ident: z3.String(f"text{ident}") for ident in groups}
-    words = [z3.StringVal(t) for t in LITERALS]
+    words = [string_val(t) for t in LITERALS]
     # the prefix and suffix classes the model chose (``affixes``): part of each text's schema
     classes = {ident: affixes.classes(model, ident) if affixes else [] for ident in groups}
     ordered = ranks is not None and ranks in measures
@@ -674,7 +676,7 @@ def atom_texts(
             solver.add(*_ranked(placings, texts))
         if solver.check() == z3.sat:
             found = solver.model()
-            return {ident: evaluated(found, var).as_string() for ident, var in texts.items()}
+            return {ident: text_of(evaluated(found, var)) for ident, var in texts.items()}
     return _drawn_texts(groups, affixes, classes)
 
 
@@ -712,9 +714,9 @@ def _ranked(placings: list[Placing], texts: Mapping[int, z3.SeqRef]) -> list[z3.
         if previous is not None:
             parts.append(texts[previous] < texts[ident])
         if before is not None:
-            parts.append(z3.StringVal(before) < texts[ident])
+            parts.append(string_val(before) < texts[ident])
         if after is not None:
-            parts.append(texts[ident] < z3.StringVal(after))
+            parts.append(texts[ident] < string_val(after))
     return parts
 
 

@@ -113,11 +113,48 @@ def _to_z3(t: Term) -> Any:
     if isinstance(t, float):
         return real_val(t)
     if isinstance(t, str):
-        try:
-            return z3.StringVal(t)
-        except Exception as err:  # z3 refuses some code points
-            raise Unsupported(f"string {t[:20]!r} cannot be encoded: {err}") from None
+        return string_val(t)
     raise Unsupported(f"no Z3 term for {type(t).__name__}")
+
+
+MAX_CHAR = 0x2FFFF
+"""Z3's last code point (its default ``unicode`` encoding): one past it has no Z3 character."""
+_SPARE = iter(range(0x2FA20, 0x2FFFE))
+"""Code points Unicode leaves unassigned below ``MAX_CHAR``: each stands in for one past it."""
+_STAND_IN: dict[str, str] = {}
+_STOOD_FOR: dict[str, str] = {}
+
+
+def _stand_in(c: str) -> str:
+    if c not in _STAND_IN:
+        spare = next(_SPARE, None)
+        if spare is None:
+            raise Unsupported(f"more characters past Z3's U+{MAX_CHAR:X} than spare ones")
+        _STAND_IN[c] = chr(spare)
+        _STOOD_FOR[chr(spare)] = c
+    return _STAND_IN[c]
+
+
+def string_val(text: str) -> z3.SeqRef:
+    """``text`` as a Z3 string, each character as itself. ``StringVal`` reads ``\\u{..}`` and
+    ``\\uXXXX`` in its argument as escapes (``"a\\u{41}"`` would be ``"aA"``), so every backslash
+    goes in as one; a code point past ``MAX_CHAR`` would go in as the text of its escape, so an
+    unassigned one stands in for it (one character still, and ``text_of`` gives it back)."""
+    if not text.isascii() and any(ord(c) > MAX_CHAR for c in text):
+        text = "".join(_stand_in(c) if ord(c) > MAX_CHAR else c for c in text)
+    try:
+        return z3.StringVal(text.replace("\\", "\\u{5c}"))
+    except z3.Z3Exception as err:
+        raise Unsupported(f"string {text[:20]!r} cannot be encoded: {err}") from None
+
+
+def text_of(value: z3.SeqRef) -> str:
+    """The text of a Z3 string value: ``as_string`` writes a backslash before ``u`` and the code
+    points outside printable ASCII as ``\\u{..}``; a stand-in is the character it stands in for."""
+    text = _UNICODE_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), value.as_string())
+    if _STOOD_FOR and not text.isascii():
+        text = "".join(_STOOD_FOR.get(c, c) for c in text)
+    return text
 
 
 def to_real(t: Term) -> Term:
@@ -373,7 +410,7 @@ def _literal_choice(t: Term) -> Term | None:
     """The identity of a string term that only chooses among literals (``"draft" if c else
     "open"``: ``merge`` makes such ites of two known strings), else None."""
     if z3.is_string_value(t):
-        text = _UNICODE_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), t.as_string())
+        text = text_of(t)
         return literal_id(text) if to_z3(text).eq(t) else None
     if z3.is_app_of(t, z3.Z3_OP_ITE):
         a, b = _literal_choice(t.arg(1)), _literal_choice(t.arg(2))
@@ -760,7 +797,7 @@ def read(
         return _num(ev(v.t), True)
     if isinstance(v, Str):
         x = ev(v.t)
-        return x.as_string() if is_sym(x) else x
+        return text_of(x) if is_sym(x) else x
     if isinstance(v, Atom):
         if held is not None and is_sym(v.t):
             held.update(constants_of(v.t))
