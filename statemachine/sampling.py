@@ -23,6 +23,7 @@ from envfactory.statemachine.paths import MAX_DEPTH, deref, merge_schemas, resol
 MAX_NODES = 2000
 """Most values one draw builds; past it nested values are null (a recursive schema cannot explode)."""
 _INT_SPAN = 1000
+_INT64 = (-(2**63), 2**63 - 1)
 MAX_HOPS = 3 * MAX_DEPTH
 """References and compositions followed at one nesting depth at most (a cycle of references)."""
 LEAN_DEPTH = 6
@@ -361,6 +362,10 @@ class Sampler:
             lo = hi - _INT_SPAN
         elif hi is None:
             hi = lo + _INT_SPAN
+        if lo < _INT64[0] <= hi:  # a document's bound past 64 bits (OpenAI's seed: 2**63 as
+            lo = _INT64[0]  # JavaScript prints it) is not a value every JSON reader takes
+        if lo <= _INT64[1] < hi:
+            hi = _INT64[1]
         if hi < lo:
             return lo
         multiple = schema.get("multipleOf")

@@ -113,6 +113,17 @@ def test_derived_seeds_are_stable_and_distinct() -> None:
     assert 0 <= derive_seed("x") < 2**63
 
 
+@given(st.integers(0, 2**32))
+def test_integers_stay_within_64_bits_where_the_bounds_reach_past_them(seed: int) -> None:
+    """OpenAI's ``seed`` is bounded by 2**63 as JavaScript prints it (9223372036854776000): a draw
+    past 64 bits was a value orjson (and many JSON readers) refuse, and ``generate`` failed."""
+    schema = {"type": "integer", "minimum": -9223372036854776000, "maximum": 9223372036854776000}
+    sampler = Sampler(random.Random(seed))
+    assert all(-(2**63) <= sampler.value(schema, schema) < 2**63 for _ in range(20))
+    wide = {"type": "integer", "minimum": 2**70, "maximum": 2**70 + 5}  # nothing within 64 bits
+    assert 2**70 <= sampler.value(wide, wide) <= 2**70 + 5
+
+
 def test_recursive_schemas_stay_bounded() -> None:
     tree = {
         "$defs": {
