@@ -213,6 +213,9 @@ class Sampler:
     ) -> None:
         self.rng = rng
         self.numbers = list(numbers)
+        self.texts: list[str] = []
+        """Strings a string field takes now and then (the generator's: those the state holds, so
+        that ``input.actor`` can name a project's owner); none, and no draw is spent on them."""
         self.exclusive = exclusive
         self.lean = False
         """Draw every value lean (see ``_lean``): where only the answers' shape matters."""
@@ -396,6 +399,10 @@ class Sampler:
         lo = lo if isinstance(lo, int) and not isinstance(lo, bool) and lo >= 0 else 0
         hi = hi if isinstance(hi, int) and not isinstance(hi, bool) and hi >= lo else None
         pattern = schema.get("pattern")
+        if self.texts and self.rng.random() < 0.5:
+            fits = [t for t in self.texts if _text_fits(t, lo, hi, pattern, schema.get("format"))]
+            if fits:
+                return self.rng.choice(fits)
         if isinstance(pattern, str):
             for _ in range(ATTEMPTS):
                 text = sample_regex(pattern, self.rng)
@@ -563,6 +570,19 @@ def _simplest(branches: Sequence[Any]) -> Any:
         return 2 if "$ref" not in branch else 3
 
     return min(branches, key=cost)
+
+
+def _text_fits(text: str, lo: int, hi: int | None, pattern: Any, fmt: Any) -> bool:
+    """Whether a string the state holds fits a string field (a format other than an enum's
+    words is not checked here: such a field is left to its own draws)."""
+    if len(text) < lo or (hi is not None and len(text) > hi) or fmt is not None:
+        return False
+    if isinstance(pattern, str):
+        try:
+            return re.search(pattern, text) is not None
+        except re.error:
+            return False
+    return True
 
 
 def int_bounds(schema: Mapping[str, Any]) -> tuple[int | None, int | None]:

@@ -46,6 +46,11 @@ from envfactory.trajectory import Trajectory
 
 DRAWS = 8
 """Input draws per operation per step before it counts as not enabled there."""
+TEXT_DRAWS = 4
+"""Draws more where ``DRAWS`` failed, a string field now and then taking one the state holds:
+the cloud's ``actor`` must be a member of the project (no key use says so; 2 of its 14
+operations were used). Only after the plain draws, so an operation they enable is drawn as
+before and exploration does not spread over the states the names open up."""
 WINDOW = 512
 """Walks handed out at a time; trajectory ``i`` is its first attempt that is not a duplicate of
 an earlier trajectory, so the window (and the number of workers) never changes the output."""
@@ -73,12 +78,19 @@ class InputDrawer:
         self.uses = {name: key_uses(op, collections) for name, op in contract.operations.items()}
         self.constants = {name: _constants(op) for name, op in contract.operations.items()}
         self._numbers: tuple[FrozenMap, list[int]] | None = None
+        self._texts: tuple[FrozenMap, list[str]] | None = None
 
     def numbers(self, state: FrozenMap) -> list[int]:
         """``_numbers(state)``, once per state (exploration draws for every operation in one)."""
         if self._numbers is None or self._numbers[0] is not state:
             self._numbers = (state, _numbers(state))
         return self._numbers[1]
+
+    def texts(self, state: FrozenMap) -> list[str]:
+        """``_texts(state)``, once per state."""
+        if self._texts is None or self._texts[0] is not state:
+            self._texts = (state, _texts(state))
+        return self._texts[1]
 
     def draw(
         self,
@@ -87,11 +99,15 @@ class InputDrawer:
         rng: random.Random,
         sampler: Sampler | None = None,
         numbers: list[int] | None = None,
+        texts: Sequence[str] = (),
     ) -> Any:
-        """One input for ``op`` in ``state`` (``sampler`` shares one Faker seeding across draws)."""
+        """One input for ``op`` in ``state`` (``sampler`` shares one Faker seeding across draws);
+        a string field takes one of ``texts`` now and then."""
         sampler = sampler if sampler is not None else Sampler(rng)
         sampler.numbers = numbers if numbers is not None else self.numbers(state) + self.constants[op.name]
+        sampler.texts = list(texts)
         value = sampler.value(op.input_schema, op.input_schema)
+        sampler.texts = []
         for use in self.uses[op.name]:
             collection = state.get(use.collection)
             keys = list(collection) if isinstance(collection, FrozenMap) else []
@@ -100,6 +116,9 @@ class InputDrawer:
                 value = set_path(value, use.path, rng.choice(keys))
             elif fresh and keys:
                 current = get_path(value, use.path)
+                if current in keys and current in texts:  # a new key drawn from the schema
+                    current = sampler.value(schema_at(op.input_schema, use.path), op.input_schema)
+                    value = set_path(value, use.path, current)
                 if current in keys:
                     value = set_path(value, use.path, _fresh_like(current, keys, rng))
         return value
@@ -123,6 +142,11 @@ class InputDrawer:
         starved = any(use.fresh is False and not state.get(use.collection) for use in self.uses[op.name])
         for _ in range(1 if starved else draws):
             value = self.draw(op, state, rng, sampler, numbers)
+            if sim.enabled(tool, value):
+                return value
+        texts = [] if starved else self.texts(state)
+        for _ in range(TEXT_DRAWS if texts else 0):
+            value = self.draw(op, state, rng, sampler, numbers, texts)
             if sim.enabled(tool, value):
                 return value
         return None
@@ -171,6 +195,29 @@ def _numbers(state: FrozenMap) -> list[int]:
 
     visit(dict(state), 0)
     return sorted(set(found))
+
+
+def _texts(state: FrozenMap) -> list[str]:
+    """Strings found in the state, keys and values: names a string field can take so that a
+    clause that wants it equal to a record's (``input.actor`` a project's owner) holds."""
+    found: dict[str, None] = {}
+
+    def visit(value: Any, depth: int) -> None:
+        if depth > 4 or len(found) > 64:
+            return
+        if isinstance(value, str):
+            found[value] = None
+        elif isinstance(value, Mapping):
+            for key, item in value.items():
+                visit(key, depth + 1)
+                visit(item, depth + 1)
+        elif isinstance(value, list | tuple):
+            for item in value[:16]:
+                visit(item, depth + 1)
+
+    for name in sorted(state):
+        visit(state[name], 0)
+    return list(found)
 
 
 # ------------------------------------------------------------------------------ abstract states
