@@ -2,8 +2,9 @@
 
 Every call made is one the contract allows at that point: inputs are drawn from the input schema
 with the keys of live collections put where the clauses read them (``input.id in pets`` takes an
-existing key, ``not (input.id in pets)`` a fresh one), and a call is kept only when the simulator
-accepts it with every check passing. So each trajectory verifies ``valid``.
+existing key, ``not (input.id in pets)`` a fresh one; where those draws fail, a string field may
+take a string the state holds: a project's owner as the ``actor``), and a call is kept only when
+the simulator accepts it with every check passing. So each trajectory verifies ``valid``.
 
 ``generate`` first explores the contract breadth-first over *abstract* states: the state graph's
 nodes (the predicates of ``statemachine.abstraction``: no Z3 needed, they are evaluated
