@@ -607,6 +607,11 @@ def generate(
     """
     require_valid_start(contract)
     walker, made = plan(contract, n, seed=seed, goal=goal, max_length=max_length)
+    if n > 0 and not made.operations:
+        raise UsageError(
+            "no call that the initial state allows was found, so no trajectory can be generated"
+            " (`envfactory check` says which entries the operations need before the first call)"
+        )
     seen: set[bytes] = set()
     emitted = 0
     for traj in made.cover:

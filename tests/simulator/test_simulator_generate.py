@@ -147,6 +147,15 @@ def test_a_failed_run_leaves_the_previous_file_and_no_partial_one(tmp_path: Path
     assert sorted(p.name for p in tmp_path.iterdir()) == ["runs.jsonl", "tiny.yaml"]
 
 
+def test_a_contract_with_no_call_allowed_at_the_start_says_so(tmp_path: Path) -> None:
+    """The OpenAPI link example reads users, repositories and pull requests that no operation
+    adds: the message said to raise --max-length or lower -n, neither of which helps."""
+    doc = ROOT / "tests" / "realworld" / "corpus" / "link-example.yaml"
+    bad = run("generate", str(doc), "-n", "5", "-o", str(tmp_path / "out.jsonl"))
+    assert bad.returncode == 2 and "no call that the initial state allows" in bad.stderr, bad.stderr
+    assert "Traceback" not in bad.stderr and not (tmp_path / "out.jsonl").exists()
+
+
 @pytest.mark.slow
 def test_ray_engine_matches_local(tmp_path: Path) -> None:
     pytest.importorskip("ray")
