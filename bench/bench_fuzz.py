@@ -667,6 +667,20 @@ DEEP: dict[str, list[tuple[str, int]]] = {
         ("InvitePardonsBan", 7),
         ("MuteTogglesByDefault", 7),
     ],
+    # held out (session 57): a subscription billing service written without reading the fuzzer
+    # (subscriptions numbered by the service, a clock that ends trials and periods, invoices
+    # numbered per renewal, a coupon limited in all and once per customer, a credit balance that
+    # pays first and takes refunds, a slot limit over the statuses that count, a plan change)
+    "billing": [
+        ("CouponOncePerSubscription", 7),
+        ("CouponOneTooMany", 8),
+        ("CancelKeepsPastDueSlot", 9),
+        ("ReactivateForgetsOpenInvoice", 7),
+        ("PaymentEndsPastDue", 8),
+        ("CreditUnusedByDefault", 9),
+        ("RefundKeepsCreditPart", 10),
+        ("InvoiceAtStartingPrice", 7),
+    ],
 }
 CORRECT = {
     "library": "Library",
@@ -687,6 +701,7 @@ CORRECT = {
     "cloud": "Cloud",
     "tracker": "Tracker",
     "chat": "Chat",
+    "billing": "Billing",
 }
 
 
