@@ -681,6 +681,20 @@ DEEP: dict[str, list[tuple[str, int]]] = {
         ("RefundKeepsCreditPart", 10),
         ("InvoiceAtStartingPrice", 7),
     ],
+    # held out (session 57): a warehouse written without reading the fuzzer (lots numbered by the
+    # service and reserved first-expiring-first, reservations that lapse on a clock, orders of one
+    # or two lines, a limit per customer per product, a store-wide cap of open orders, moves
+    # between bins within capacity, a write-off approved by two distinct staff)
+    "warehouse": [
+        ("FifoByLotNumber", 6),
+        ("LapseOneDayLate", 6),
+        ("MoveKeepsGivingCount", 6),
+        ("SameApproverTwice", 7),
+        ("LimitCountsFirstLineOnly", 7),
+        ("CancelKeepsOpenSlot", 8),
+        ("CancelGivesBackToFirstLine", 8),
+        ("WriteOffIgnoresHolds", 9),
+    ],
 }
 CORRECT = {
     "library": "Library",
@@ -702,6 +716,7 @@ CORRECT = {
     "tracker": "Tracker",
     "chat": "Chat",
     "billing": "Billing",
+    "warehouse": "Warehouse",
 }
 
 
