@@ -55,7 +55,9 @@ def solve(contract: Contract, query: Query) -> dict[int, dict[str, int]] | None:
     than the verdicts (a booking that waits for a seat, where a seated one is accepted too)."""
     trial, verdicts, free, words = query
     refs = references(trial, key_names(contract))
-    names = {v for step in trial if isinstance(step.input, Mapping) for v in step.input.values()}
+    names = {
+        v for step in trial if isinstance(step.input, Mapping) for v in step.input.values() if isinstance(v, str)
+    }  # the words a trial sent (an input's list, say an order's lines, is no name)
     holes: dict[str, tuple[int, str]] = {}
     steps: list[Step] = []
     for i, (step, (accepted, status)) in enumerate(zip(trial, verdicts, strict=True)):

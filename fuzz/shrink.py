@@ -354,8 +354,8 @@ def _fresh(session: Session, finding: Finding) -> Finding:
     trials = (
         ([*steps[:j], *_renamed(steps[j + 1 :], name, new)], None)
         for j in range(len(steps) - 2, -1, -1)
-        for name in dict.fromkeys(v for v in steps[j].input.values() if v in names)
-        if isinstance(steps[j].input, Mapping)
+        if isinstance(steps[j].input, Mapping)  # before its values are read: a probe's input may be a list
+        for name in dict.fromkeys(v for v in steps[j].input.values() if isinstance(v, str) and v in names)
     )
     return _shorter(session, finding, trials)
 

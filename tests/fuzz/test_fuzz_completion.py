@@ -158,3 +158,30 @@ def test_a_completion_is_judged_by_the_model_as_asked(
     for steps in done:
         assert [s.tool for s in steps] == [s.tool for s in trial]
         assert differs(judged(session, steps) or [], verdicts) is None
+
+
+WAREHOUSE = envfactory.load(IMPLS / "warehouse.yaml")
+# an order's lines are a list: the words a trial sent were gathered in a set, lists too
+# (TypeError: unhashable type: 'list', the warehouse's first shrink)
+ORDERS = [
+    ("addProduct", {"product": "a", "limit": 2}),
+    ("addBin", {"bin": "b", "capacity": 2}),
+    ("receive", {"product": "a", "bin": "b", "quantity": 2, "shelf": 2}),
+    ("placeOrder", {"customer": "a", "lines": [{"product": "a", "quantity": 2}]}),
+    ("placeOrder", {"customer": "a", "lines": [{"product": "a", "quantity": 2}]}),
+]
+
+
+def test_a_trial_that_sends_a_list_is_completed_like_any_other() -> None:
+    target = open_target(f"python:{IMPLS / 'warehouse_impl.py'}:Warehouse", WAREHOUSE)
+    session = runner.Session(WAREHOUSE, target, mode="adversarial", time_budget=None)
+    plans(session)
+    steps = _steps(ORDERS)
+    verdicts = judged(session, steps)
+    assert verdicts is not None and [v.status for v in verdicts][-1] == 403  # over the limit
+    # one unit received: the first order finds too little (409), not what the trace showed
+    trial = [*steps[:2], Step("receive", {**steps[2].input, "quantity": 1}), *steps[3:]]
+    with Completions(session) as completions:
+        done = completions.completed(trial, verdicts, free=4)
+    assert done and all(differs(judged(session, d) or [], verdicts) is None for d in done)
+    assert all(d[2].input["quantity"] == 2 and d[3:] == tuple(trial[3:]) for d in done)
