@@ -56,7 +56,11 @@ def solve(contract: Contract, query: Query) -> dict[int, dict[str, int]] | None:
     trial, verdicts, free, words = query
     refs = references(trial, key_names(contract))
     names = {
-        v for step in trial if isinstance(step.input, Mapping) for v in step.input.values() if isinstance(v, str)
+        v
+        for step in trial
+        if isinstance(step.input, Mapping)
+        for v in step.input.values()
+        if isinstance(v, str)
     }  # the words a trial sent (an input's list, say an order's lines, is no name)
     holes: dict[str, tuple[int, str]] = {}
     steps: list[Step] = []
