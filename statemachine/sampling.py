@@ -365,8 +365,10 @@ class Sampler:
             lo = hi - _INT_SPAN
         elif hi is None:
             hi = lo + _INT_SPAN
-        if lo < _INT64[0] <= hi:  # a document's bound past 64 bits (OpenAI's seed: 2**63 as
-            lo = _INT64[0]  # JavaScript prints it) is not a value every JSON reader takes
+        # a document's bound past 64 bits (OpenAI's seed: 2**63 as JavaScript prints it) is no
+        # value every JSON reader takes: drawn within 64 bits where the bounds allow
+        if lo < _INT64[0] <= hi:
+            lo = _INT64[0]
         if lo <= _INT64[1] < hi:
             hi = _INT64[1]
         if hi < lo:
@@ -573,8 +575,8 @@ def _simplest(branches: Sequence[Any]) -> Any:
 
 
 def _text_fits(text: str, lo: int, hi: int | None, pattern: Any, fmt: Any) -> bool:
-    """Whether a string the state holds fits a string field (a format other than an enum's
-    words is not checked here: such a field is left to its own draws)."""
+    """Whether a string the state holds fits a string field: its length and pattern (a field
+    with a ``format`` keeps to its own draws)."""
     if len(text) < lo or (hi is not None and len(text) > hi) or fmt is not None:
         return False
     if isinstance(pattern, str):
