@@ -890,6 +890,8 @@ class Case:
             self._witnesses(plan, value, src, broken)
         if plan.steer.members and (not breaking or broken is not None):
             self._members(plan, value, src, broken)
+        if plan.steer.item_keys and not breaking:
+            self._item_keys(plan, value, src)
         if plan.steer.thresholds:
             self._thresholds(plan, value, src)
         return value
@@ -923,6 +925,24 @@ class Case:
             found = member.choices(self.state, value)
             if found:
                 value[member.field] = found[src.index(len(found))]
+
+    def _item_keys(self, plan: OpPlan, value: dict[str, Any], src: Source) -> None:
+        """Three times in four, the items of a list input name live keys where a clause wants
+        them to (``steering.ItemKey``): item ``n`` the key ``n`` places past one drawn, counted
+        from the newest, so that two lines name two products while there are two (the simplest
+        choice: the newest, then the one before)."""
+        for item_key in plan.steer.item_keys:
+            items = value.get(item_key.field)
+            live = list(self.state.get(item_key.collection) or ())
+            if not isinstance(items, list) or not live or src.index(4) == 3:
+                continue
+            start = src.index(len(live))
+            value[item_key.field] = [
+                {**item, item_key.item: live[-1 - (start + n) % len(live)]}
+                if isinstance(item, dict)
+                else item
+                for n, item in enumerate(items)
+            ]
 
     def _hold(self, plan: OpPlan, value: dict[str, Any], collection: str, key: Any) -> None:
         """Every ``Witness`` field whose ``any`` ranges over ``collection`` takes what the record

@@ -234,6 +234,8 @@ class Steer:
     """Input fields a requires wants among a list's items (``members``)."""
     elsewhere: tuple[Elsewhere, ...] = ()
     """Input fields a requires compares with a place of the record the call names (``elsewhere``)."""
+    item_keys: tuple[ItemKey, ...] = ()
+    """Fields of a list input's items that name live keys (``item_keys``)."""
 
     @classmethod
     def of(cls, op: Operation, contract: Contract, crowds: Mapping[str, int] | None = None) -> Steer:
@@ -273,6 +275,7 @@ class Steer:
             ),
             members(op, contract),
             elsewhere(op, contract),
+            item_keys(op, contract),
         )
 
     def fitting(self, field: str, state: Mapping[str, Any], keys: list[Any]) -> list[Any] | None:
@@ -707,6 +710,70 @@ def members(op: Operation, contract: Contract) -> tuple[Member, ...]:
     return tuple(found)
 
 
+@attrs.frozen(slots=True)
+class ItemKey:
+    """A field of the items of a list input that names a live key of a collection
+    (``all(x.product in products for x in input.lines)``, ``products[input.lines[1].product]``):
+    an order of two lines wants two products that exist, and distinct ones where a clause says
+    so. ``key_fields`` reads top-level fields only: 923 two-line orders of the warehouse were
+    sent in a run and none was accepted."""
+
+    field: str
+    item: str
+    collection: str
+
+
+def item_keys(op: Operation, contract: Contract) -> tuple[ItemKey, ...]:
+    """The ``ItemKey`` fields of ``op``, read off its requires and effects: ``X.f in c`` under an
+    even number of negations, or ``c[X.f]``, where ``X`` is an item of ``input.l`` (the variable
+    of a quantifier over it, or ``input.l[i]``)."""
+    collections = contract.collections()
+    found: dict[tuple[str, str], str] = {}
+
+    def listed(node: ir.Expr, bound: Mapping[str, str]) -> str | None:
+        if isinstance(node, ir.Name):
+            return bound.get(node.id)
+        if isinstance(node, ir.Index) and isinstance(node.key, ir.Const) and isinstance(node.key.value, int):
+            return input_field(node.obj)
+        return None
+
+    def note(attr: ir.Expr, collection: str, bound: Mapping[str, str]) -> None:
+        if isinstance(attr, ir.Attr) and (field := listed(attr.obj, bound)) is not None:
+            found.setdefault((field, attr.name), collection)
+
+    def visit(node: ir.Expr, negated: bool, bound: Mapping[str, str]) -> None:
+        if isinstance(node, ir.Unary) and node.op == "not":
+            visit(node.operand, not negated, bound)
+            return
+        if isinstance(node, ir.Quant):
+            field = input_field(node.domain)
+            inner = {**bound, node.var: field} if field is not None else bound
+            visit(node.domain, False, bound)
+            for part in (node.body, node.cond):
+                if part is not None:
+                    visit(part, negated and node.kind != "sum", inner)
+            return
+        if (
+            isinstance(node, ir.Compare)
+            and node.op in ("in", "not in")
+            and negated != (node.op == "in")  # held, not wanted to fail
+            and isinstance(node.right, ir.Name)
+            and node.right.id in collections
+        ):
+            note(node.left, node.right.id, bound)
+        if isinstance(node, ir.Index) and isinstance(node.obj, ir.Name) and node.obj.id in collections:
+            note(node.key, node.obj.id, bound)
+        for child in ir.children(node):
+            visit(child, negated if isinstance(node, ir.BoolOp) else False, bound)
+
+    for clause in op.requires:
+        visit(clause.expr, False, {})
+    for effect in op.effects:
+        if effect.value is not None:
+            visit(effect.value, False, {})
+    return tuple(ItemKey(f, i, c) for (f, i), c in sorted(found.items()))
+
+
 _HOLDS = frozenset(("in", "not in", "==", "!="))
 """The comparisons an ``Elsewhere`` field is read off, each way round its negation."""
 
@@ -803,6 +870,7 @@ def _field_or_default(node: ir.Expr) -> str | None:
 __all__ = [
     "MADE_AGAIN",
     "Fill",
+    "ItemKey",
     "KeyField",
     "Role",
     "Steer",
@@ -811,6 +879,7 @@ __all__ = [
     "distinct_keys",
     "fills",
     "input_field",
+    "item_keys",
     "key_fields",
     "literals",
     "record_field",
