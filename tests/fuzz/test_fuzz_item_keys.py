@@ -13,12 +13,11 @@ from typing import Any
 import envfactory
 from envfactory.fuzz import oracle
 from envfactory.fuzz.machine import Case, plans
-from envfactory.fuzz.runner import Session
 from envfactory.fuzz.steering import ItemKey, item_keys
-from envfactory.fuzz.targets import open_target
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from chat_cases import impl_case
 from fuzz_sources import Seeded
 
 IMPLS = Path(__file__).resolve().parent / "impls"
@@ -36,13 +35,7 @@ STOCKED: list[tuple[str, dict[str, Any]]] = [
 
 
 def _case() -> Case:
-    target = open_target(f"python:{IMPLS / 'warehouse_impl.py'}:Warehouse", WAREHOUSE)
-    session = Session(WAREHOUSE, target, mode="adversarial", time_budget=None)
-    plans(session)
-    case = Case(session, replay=True)
-    for name, value in STOCKED:
-        case.send(WAREHOUSE.operations[name], value)
-    return case
+    return impl_case("warehouse", WAREHOUSE, "Warehouse", STOCKED)
 
 
 def test_the_item_keys_are_read_off_the_quantifier_and_the_indexed_items() -> None:
