@@ -15,7 +15,6 @@ from __future__ import annotations
 import bisect
 import functools
 import random
-import re
 import string
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
@@ -63,7 +62,7 @@ from envfactory.solver.symbolic import (
     to_z3,
 )
 from envfactory.statemachine.paths import resolve_pointer
-from envfactory.statemachine.sampling import sample_regex
+from envfactory.statemachine.sampling import sample_regex, text_fits
 from envfactory.trajectory import Hole, iter_holes
 
 MAX_DEPTH = 12
@@ -592,17 +591,13 @@ def literal_fits(text: str, schema: Any) -> bool:
     if not isinstance(schema, Mapping):
         return True
     lo, hi = schema.get("minLength"), schema.get("maxLength")
-    if isinstance(lo, int) and len(text) < lo:
-        return False
-    if isinstance(hi, int) and len(text) > hi:
-        return False
-    pattern = schema.get("pattern")
-    if isinstance(pattern, str):
-        try:
-            return re.search(pattern, text) is not None
-        except re.error:
-            return True
-    return True
+    return text_fits(
+        text,
+        lo if isinstance(lo, int) else 0,
+        hi if isinstance(hi, int) else None,
+        schema.get("pattern"),
+        unreadable=True,
+    )
 
 
 ATOM_UNITS = 50_000_000

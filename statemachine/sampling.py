@@ -402,7 +402,12 @@ class Sampler:
         hi = hi if isinstance(hi, int) and not isinstance(hi, bool) and hi >= lo else None
         pattern = schema.get("pattern")
         if self.texts and self.rng.random() < 0.5:
-            fits = [t for t in self.texts if _text_fits(t, lo, hi, pattern, schema.get("format"))]
+            # a field with a ``format`` keeps to its own draws
+            fits = [
+                t
+                for t in self.texts
+                if schema.get("format") is None and text_fits(t, lo, hi, pattern, unreadable=False)
+            ]
             if fits:
                 return self.rng.choice(fits)
         if isinstance(pattern, str):
@@ -574,16 +579,17 @@ def _simplest(branches: Sequence[Any]) -> Any:
     return min(branches, key=cost)
 
 
-def _text_fits(text: str, lo: int, hi: int | None, pattern: Any, fmt: Any) -> bool:
-    """Whether a string the state holds fits a string field: its length and pattern (a field
-    with a ``format`` keeps to its own draws)."""
-    if len(text) < lo or (hi is not None and len(text) > hi) or fmt is not None:
+def text_fits(text: str, lo: int, hi: int | None, pattern: Any, *, unreadable: bool) -> bool:
+    """Whether ``text`` is ``lo`` to ``hi`` characters long and matches ``pattern`` (Python's
+    ``re.search``, as JSON Schema reads it); ``unreadable`` where ``re`` cannot read the pattern.
+    A string the state holds offered to a field here, a contract's literal in the solver."""
+    if len(text) < lo or (hi is not None and len(text) > hi):
         return False
     if isinstance(pattern, str):
         try:
             return re.search(pattern, text) is not None
         except re.error:
-            return False
+            return unreadable
     return True
 
 

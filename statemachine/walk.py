@@ -176,25 +176,31 @@ def _constants(op: Operation) -> list[int]:
     return sorted(found)
 
 
+def _held(value: Any, depth: int, keys: bool) -> Iterator[Any]:
+    """The scalars ``value`` holds down to depth 4 (a list's first 16 items; a map's keys too
+    where ``keys``), in order: what ``_numbers`` and ``_texts`` take their values from."""
+    if depth > 4:
+        return
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if keys and depth < 4:
+                yield key
+            yield from _held(item, depth + 1, keys)
+    elif isinstance(value, list):
+        for item in value[:16]:
+            yield from _held(item, depth + 1, keys)
+    else:
+        yield value
+
+
 def _numbers(state: FrozenMap) -> list[int]:
     """Integers found in the state: amounts an input can take so that ``<=``/``==`` clauses hold."""
     found: list[int] = []
-
-    def visit(value: Any, depth: int) -> None:
-        if depth > 4 or len(found) > 64:
-            return
-        if isinstance(value, bool):
-            return
-        if isinstance(value, int):
+    for value in _held(dict(state), 0, keys=False):
+        if len(found) > 64:
+            break
+        if isinstance(value, int) and not isinstance(value, bool):
             found.append(value)
-        elif isinstance(value, dict):
-            for item in value.values():
-                visit(item, depth + 1)
-        elif isinstance(value, list):
-            for item in value[:16]:
-                visit(item, depth + 1)
-
-    visit(dict(state), 0)
     return sorted(set(found))
 
 
@@ -202,22 +208,11 @@ def _texts(state: FrozenMap) -> list[str]:
     """Strings found in the state, keys and values: names a string field can take so that a
     clause that wants it equal to a record's (``input.actor`` a project's owner) holds."""
     found: dict[str, None] = {}
-
-    def visit(value: Any, depth: int) -> None:
-        if depth > 4 or len(found) > 64:
-            return
+    for value in (v for name in sorted(state) for v in _held(state[name], 0, keys=True)):
+        if len(found) > 64:
+            break
         if isinstance(value, str):
             found[value] = None
-        elif isinstance(value, Mapping):
-            for key, item in value.items():
-                visit(key, depth + 1)
-                visit(item, depth + 1)
-        elif isinstance(value, list | tuple):
-            for item in value[:16]:
-                visit(item, depth + 1)
-
-    for name in sorted(state):
-        visit(state[name], 0)
     return list(found)
 
 
