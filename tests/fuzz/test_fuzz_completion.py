@@ -39,9 +39,11 @@ TWO_RESTOCKS = [
 ]
 
 
-def _session(factory: str) -> runner.Session:
-    target = open_target(f"python:{IMPLS / 'depot_impl.py'}:{factory}", DEPOT)
-    session = runner.Session(DEPOT, target, mode="adversarial", time_budget=None)
+def _session(
+    factory: str, contract: envfactory.Contract = DEPOT, impl: str = "depot_impl.py"
+) -> runner.Session:
+    target = open_target(f"python:{IMPLS / impl}:{factory}", contract)
+    session = runner.Session(contract, target, mode="adversarial", time_budget=None)
     plans(session)
     return session
 
@@ -173,9 +175,7 @@ ORDERS = [
 
 
 def test_a_trial_that_sends_a_list_is_completed_like_any_other() -> None:
-    target = open_target(f"python:{IMPLS / 'warehouse_impl.py'}:Warehouse", WAREHOUSE)
-    session = runner.Session(WAREHOUSE, target, mode="adversarial", time_budget=None)
-    plans(session)
+    session = _session("Warehouse", WAREHOUSE, "warehouse_impl.py")
     steps = _steps(ORDERS)
     verdicts = judged(session, steps)
     assert verdicts is not None and [v.status for v in verdicts][-1] == 403  # over the limit
