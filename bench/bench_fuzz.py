@@ -695,6 +695,19 @@ DEEP: dict[str, list[tuple[str, int]]] = {
         ("CancelGivesBackToFirstLine", 8),
         ("WriteOffIgnoresHolds", 9),
     ],
+    # held out (session 58): a sports league written without reading the fuzzer (rosters of three,
+    # a transfer window, matches numbered by the service between two distinct teams, lineups of
+    # two, cards that suspend for the team's next match, a season that ends)
+    "league": [
+        ("TransferLeavesOldRoster", 7),
+        ("RedCardAddsYellow", 7),
+        ("TransferForgetsSuspension", 8),
+        ("TransferResetsYellows", 8),
+        ("ServedByHomeSideOnly", 9),
+        ("DropKeepsLineupCount", 9),
+        ("ResultIgnoresSuspension", 9),
+        ("BookedOnceByLastMatch", 10),
+    ],
 }
 CORRECT = {
     "library": "Library",
@@ -717,6 +730,7 @@ CORRECT = {
     "chat": "Chat",
     "billing": "Billing",
     "warehouse": "Warehouse",
+    "league": "League",
 }
 
 
