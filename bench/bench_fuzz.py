@@ -708,6 +708,19 @@ DEEP: dict[str, list[tuple[str, int]]] = {
         ("ResultIgnoresSuspension", 9),
         ("BookedOnceByLastMatch", 10),
     ],
+    # held out (session 58): a shared drive written without reading the fuzzer (folders and files
+    # numbered by the service, nested three deep, shares that reach inside a folder, a quota of
+    # versions, a trash of three with restore, download links with a limit)
+    "drive": [
+        ("RestoreNameCheckedInOldFolder", 7),
+        ("HeightIgnoresTrash", 7),
+        ("SpreadStopsThreeDown", 8),
+        ("MoveRefreshesItemOnly", 8),
+        ("RefusedDownloadCounts", 8),
+        ("DropFreesUploader", 9),
+        ("RestoreToRootKeepsTrashSlot", 9),
+        ("ViewerKeptOnUpgrade", 9),
+    ],
 }
 CORRECT = {
     "library": "Library",
@@ -731,6 +744,7 @@ CORRECT = {
     "billing": "Billing",
     "warehouse": "Warehouse",
     "league": "League",
+    "drive": "Drive",
 }
 
 
