@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from envfactory.contracts import ir
 from envfactory.contracts.memo import per_contract
-from envfactory.contracts.model import Contract
+from envfactory.contracts.model import Contract, Operation
 from envfactory.fuzz.steering import key_fields
 from envfactory.trajectory import Step
 
@@ -35,10 +36,39 @@ def key_names(contract: Contract) -> Names:
         for key in key_fields(op, contract):
             per_collection.setdefault(key.collection, set()).add(key.field)
             named.setdefault((name, key.field), set()).add(key.collection)
+        for collection, field in _numbered(op, contract):
+            per_collection.setdefault(collection, set()).add(field)
     return {
         place: frozenset(f for c in collections for f in per_collection[c])
         for place, collections in named.items()
     }
+
+
+def _numbered(op: Operation, contract: Contract) -> list[tuple[str, str]]:
+    """The output field that returns the key of the record ``op`` makes where the target numbers
+    it (``items[next_item] = ...``, answered as ``{"folder": 4}``): the only scalar field of an
+    operation that makes records of one collection at a key no input names. The drive's folders
+    come back as ``folder`` and are named ``parent`` and ``item`` after: by name alone a replay
+    that left out an earlier upload kept the old numbers, and an 11-call trace stayed 11 where
+    7 show the bug."""
+    made = {
+        e.target.var
+        for e in op.effects
+        if not e.is_delete
+        and e.target.key is not None
+        and not e.target.fields
+        and e.target.var in contract.state
+        and not {"input", "output"} & ir.free_names(e.target.key)
+    }
+    if len(made) != 1:
+        return []
+    props = (op.output_schema or {}).get("properties") if isinstance(op.output_schema, Mapping) else None
+    scalars = [
+        str(f)
+        for f, schema in (props or {}).items()
+        if isinstance(schema, Mapping) and schema.get("type") in ("integer", "string")
+    ]
+    return [(made.pop(), scalars[0])] if len(scalars) == 1 else []
 
 
 def ids(value: Any) -> list[tuple[str | None, Any]]:

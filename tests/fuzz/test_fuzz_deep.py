@@ -152,6 +152,39 @@ def test_a_shrunk_trace_leaves_out_an_issue_its_links_named_by_another_name() ->
     assert [s.tool for s in shrunk.steps].count("createIssue") == 3
 
 
+# u's folder b at the root, a file, folder a inside b, two folders in a, folder b in a's second,
+# b inside that one; b's innermost folder and its folder trashed, and the innermost restored: at
+# the root (its folder is in the trash), where folder b has its name
+DRIVE_RESTORE: list[tuple[str, dict[str, Any]]] = [
+    ("register", {"user": "a"}),
+    ("upload", {"by": "a", "parent": 0, "name": "a", "size": 3}),
+    ("createFolder", {"name": "b", "by": "a", "parent": 0}),
+    ("createFolder", {"name": "a", "by": "a", "parent": 2}),
+    ("createFolder", {"name": "a", "by": "a", "parent": 3}),
+    ("createFolder", {"name": "b", "by": "a", "parent": 3}),
+    ("createFolder", {"name": "b", "by": "a", "parent": 2}),
+    ("createFolder", {"name": "b", "by": "a", "parent": 6}),
+    ("delete", {"by": "a", "item": 7}),
+    ("delete", {"by": "a", "item": 6}),
+    ("restore", {"by": "a", "item": 7}),
+]
+
+
+def test_a_numbered_record_is_named_by_the_only_field_its_maker_answers_with() -> None:
+    """The drive answers a new folder as ``folder`` and a new file as ``file``, and names items
+    ``item`` and ``parent``: the only scalar field of an operation that makes items at a key no
+    input names is a name of the items' keys. Without it, a replay with the upload left out kept
+    the old numbers, and the run's 11-call trace stayed 11; with it the shrinker reaches the
+    bug's minimal 7 (one folder in another, the inner one trashed with its folder, restored)."""
+    names = key_names(envfactory.load(IMPLS / "drive.yaml"))
+    items = names[("restore", "item")]
+    assert {"folder", "file"} <= items and items == names[("move", "parent")]
+    assert "link" in names[("download", "link")]
+    shrunk = _shrunk("drive", "RestoreNameCheckedInOldFolder", DRIVE_RESTORE)
+    assert (shrunk.kind, shrunk.operation, len(shrunk.steps)) == ("forbidden_accepted", "restore", 7)
+    assert [s.tool for s in shrunk.steps].count("createFolder") == 3
+
+
 def test_jobs_fuzz_several_seeds_and_merge_their_findings() -> None:
     options = {"max_examples": 60}
     path = str(IMPLS / "library.yaml")
