@@ -21,7 +21,8 @@ Ref = tuple[int, str | None]
 """The step whose response gave a value, and the response field it came in (None: the whole)."""
 Names = Mapping[tuple[str, str], frozenset[str]]
 """Per operation and input field that names a key of a collection, every input field name the
-contract names that collection's keys with (``key_names``)."""
+contract names that collection's keys with, and the output field a maker numbers them in
+(``key_names``)."""
 
 
 @per_contract()
@@ -62,10 +63,11 @@ def _numbered(op: Operation, contract: Contract) -> list[tuple[str, str]]:
     }
     if len(made) != 1:
         return []
-    props = (op.output_schema or {}).get("properties") if isinstance(op.output_schema, Mapping) else None
+    output = op.output_schema
+    props = output.get("properties") if isinstance(output, Mapping) else None
     scalars = [
         str(f)
-        for f, schema in (props or {}).items()
+        for f, schema in (props if isinstance(props, Mapping) else {}).items()
         if isinstance(schema, Mapping) and schema.get("type") in ("integer", "string")
     ]
     return [(made.pop(), scalars[0])] if len(scalars) == 1 else []
