@@ -164,6 +164,9 @@ STALE_ODDS = 3
 """In adversarial mode, after a call deleted a key, the next step names it in an operation that
 takes a key of that collection, the other fields drawn as for a valid call, one time in this
 many (``Case.use_after_delete``)."""
+FLAGGED_ODDS = 3
+"""A field a quantifier compares with records whose flags it does not read takes what a flagged
+record holds one time in this many, where one does (``Case._flagged``)."""
 AGAIN_ODDS = 3
 """In adversarial mode, after a call made a deleted key again, the next step sends again, as it
 was, a call that named the key before its deletion, one time in this many (``Case.as_before``)."""
@@ -892,6 +895,8 @@ class Case:
             self._members(plan, value, src, broken)
         if plan.steer.item_keys and not breaking:
             self._item_keys(plan, value, src)
+        if plan.steer.flagged and not breaking:
+            self._flagged(plan, value, src)
         if plan.steer.thresholds:
             self._thresholds(plan, value, src)
         return value
@@ -913,6 +918,26 @@ class Case:
                 fields[witness.field] = both
         for field, found in fields.items():
             if src.index(4) < 3 and found:
+                value[field] = found[src.index(len(found))]
+
+    def _flagged(self, plan: OpPlan, value: dict[str, Any], src: Source) -> None:
+        """One time in ``FLAGGED_ODDS``, a field a quantifier compares with records whose flags it
+        does not read (``steering.Flagged``) takes what a record with a flag set holds: the
+        folder whose subfolder is in the trash, moved where the trashed one would be too deep."""
+        keyed = {k.field: k.collection for k in plan.steer.keys if not k.fresh}
+        fields: dict[str, list[Any]] = {}
+        for spec in plan.steer.flagged:
+            if spec.field in value:
+                held = fields.setdefault(spec.field, [])
+                live = self.state.get(keyed[spec.field]) or () if spec.field in keyed else None
+                # a key field takes a live key only (a subfolder's folder's folder may be the root)
+                held += [
+                    v
+                    for v in spec.candidates(self.state, value)
+                    if v not in held and (live is None or v in live)
+                ]
+        for field, found in fields.items():
+            if found and src.index(FLAGGED_ODDS) == FLAGGED_ODDS - 1:
                 value[field] = found[src.index(len(found))]
 
     def _members(self, plan: OpPlan, value: dict[str, Any], src: Source, broken: str | None = None) -> None:

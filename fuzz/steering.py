@@ -14,12 +14,13 @@ Imports the contracts layer only.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import attrs
 
 from envfactory.contracts import ir
+from envfactory.contracts import types as T
 from envfactory.contracts.errors import EvaluationError
 from envfactory.contracts.evaluator import Compiled, Env, compile_expr
 from envfactory.contracts.model import Contract, Operation
@@ -94,14 +95,19 @@ class Witness:
     rest: tuple[Compiled, ...] = attrs.field(eq=False, repr=False)
     """The body's other conjuncts and the quantifier's condition, over the bound ``var``."""
 
-    def candidates(self, state: Mapping[str, Any], value: Mapping[str, Any]) -> list[Any]:
-        """The values the field may take with the rest of ``value`` as drawn, first records first."""
+    def candidates(
+        self, state: Mapping[str, Any], value: Mapping[str, Any], only: Callable[[Any], bool] | None = None
+    ) -> list[Any]:
+        """The values the field may take with the rest of ``value`` as drawn, first records first
+        (of the records ``only`` keeps, where given)."""
         env = Env(state, value)
         try:
             domain = self.domain(env)
         except UNDEFINED:
             return []
         items = list(domain.keys()) if isinstance(domain, Mapping) else list(domain or ())
+        if only is not None:
+            items = [item for item in items if only(item)]
         found: list[Any] = []
         for item in items[:WITNESSES]:
             env.locals[self.var] = item
@@ -236,6 +242,8 @@ class Steer:
     """Input fields a requires compares with a place of the record the call names (``elsewhere``)."""
     item_keys: tuple[ItemKey, ...] = ()
     """Fields of a list input's items that name live keys (``item_keys``)."""
+    flagged: tuple[Flagged, ...] = ()
+    """Input fields a quantifier compares with records whose flags it does not read (``flagged``)."""
 
     @classmethod
     def of(cls, op: Operation, contract: Contract, crowds: Mapping[str, int] | None = None) -> Steer:
@@ -276,6 +284,7 @@ class Steer:
             members(op, contract),
             elsewhere(op, contract),
             item_keys(op, contract),
+            flagged(op, contract),
         )
 
     def fitting(self, field: str, state: Mapping[str, Any], keys: list[Any]) -> list[Any] | None:
@@ -602,6 +611,78 @@ def witnesses(op: Operation) -> tuple[Witness, ...]:
 
     for clause in op.requires:
         visit(clause.expr)
+    return tuple(found)
+
+
+@attrs.frozen(slots=True)
+class Flagged:
+    """An input field a quantifier of the requires compares with a field of the records it ranges
+    over (``any(items[k].kind == "folder" and items[k].parent == input.item for k in items)``,
+    anywhere in a clause), where those records have boolean fields the quantifier does not read
+    (``trashed``): a record with such a flag set is counted by the contract, and an
+    implementation that leaves the trashed (archived, cancelled) ones out, or counts them where
+    the contract does not, shows only on a call whose quantifier meets one. A random key seldom
+    does: the drive's move of a folder whose subfolder is in the trash."""
+
+    collection: str
+    flags: tuple[str, ...]
+    witness: Witness
+
+    @property
+    def field(self) -> str:
+        return self.witness.field
+
+    def candidates(self, state: Mapping[str, Any], value: Mapping[str, Any]) -> list[Any]:
+        """The values the field takes for the quantifier to meet a record with a flag set."""
+        records = state.get(self.collection)
+        if not isinstance(records, Mapping):
+            return []
+
+        def has_flag(key: Any) -> bool:
+            record = records.get(key)
+            return isinstance(record, Mapping) and any(record.get(f) is True for f in self.flags)
+
+        return self.witness.candidates(state, value, has_flag)
+
+
+def flagged(op: Operation, contract: Contract) -> tuple[Flagged, ...]:
+    """The ``Flagged`` fields of ``op``: every quantifier of its requires over a collection whose
+    records have boolean fields it does not read, with a conjunct of its body or condition
+    ``input.f == e`` (``e`` reading the bound variable and not ``input.f``)."""
+    found: list[Flagged] = []
+    for clause in op.requires:
+        for node in ir.walk(clause.expr):
+            if not (isinstance(node, ir.Quant) and isinstance(node.domain, ir.Name)):
+                continue
+            var = contract.state.get(node.domain.id)
+            record = var.type.value if var is not None and isinstance(var.type, T.MapType) else None
+            if not isinstance(record, T.RecordType):
+                continue
+            read = {n.name for n in ir.walk(node) if isinstance(n, ir.Attr)}
+            flags = tuple(
+                name
+                for name, kind in record.fields
+                if isinstance(kind, T.Prim) and kind.kind == "boolean" and name not in read
+            )
+            if not flags:
+                continue
+            parts = ir.conjuncts(node.body) + (ir.conjuncts(node.cond) if node.cond is not None else [])
+            for part in parts:
+                if not (isinstance(part, ir.Compare) and part.op == "=="):
+                    continue
+                for side, other in ((part.left, part.right), (part.right, part.left)):
+                    field = input_field(side)
+                    if field is None or reads_field(other, field) or node.var not in ir.free_names(other):
+                        continue
+                    rest = [p for p in parts if p is not part and not reads_field(p, field)]
+                    witness = Witness(
+                        field,
+                        node.var,
+                        compile_expr(node.domain),
+                        compile_expr(other, (node.var,)),
+                        tuple(compile_expr(p, (node.var,)) for p in rest),
+                    )
+                    found.append(Flagged(node.domain.id, flags, witness))
     return tuple(found)
 
 
