@@ -588,30 +588,32 @@ def witnesses(op: Operation) -> tuple[Witness, ...]:
             return
         if not (isinstance(node, ir.Quant) and node.kind == "any"):
             return
-        parts = ir.conjuncts(node.body)
-        for part in parts:
-            if not (isinstance(part, ir.Compare) and part.op == "=="):
-                continue
-            for side, other in ((part.left, part.right), (part.right, part.left)):
-                field = input_field(side)
-                if field is None or reads_field(other, field) or node.var not in ir.free_names(other):
-                    continue
-                rest = [p for p in parts if p is not part and not reads_field(p, field)]
-                if node.cond is not None and not reads_field(node.cond, field):
-                    rest.append(node.cond)
-                found.append(
-                    Witness(
-                        field,
-                        node.var,
-                        compile_expr(node.domain),
-                        compile_expr(other, (node.var,)),
-                        tuple(compile_expr(p, (node.var,)) for p in rest),
-                    )
-                )
+        found.extend(_compared(node, ir.conjuncts(node.body), [] if node.cond is None else [node.cond]))
 
     for clause in op.requires:
         visit(clause.expr)
     return tuple(found)
+
+
+def _compared(node: ir.Quant, parts: list[ir.Expr], also: list[ir.Expr]) -> Iterator[Witness]:
+    """A ``Witness`` for each of ``parts`` (conjuncts of a quantifier's body) of the shape
+    ``input.f == e`` (either way round), ``e`` reading the bound variable and not ``input.f``;
+    the other parts and ``also`` that do not read ``input.f`` are its ``rest``."""
+    for part in parts:
+        if not (isinstance(part, ir.Compare) and part.op == "=="):
+            continue
+        for side, other in ((part.left, part.right), (part.right, part.left)):
+            field = input_field(side)
+            if field is None or reads_field(other, field) or node.var not in ir.free_names(other):
+                continue
+            rest = [p for p in [*parts, *also] if p is not part and not reads_field(p, field)]
+            yield Witness(
+                field,
+                node.var,
+                compile_expr(node.domain),
+                compile_expr(other, (node.var,)),
+                tuple(compile_expr(p, (node.var,)) for p in rest),
+            )
 
 
 @attrs.frozen(slots=True)
@@ -667,22 +669,7 @@ def flagged(op: Operation, contract: Contract) -> tuple[Flagged, ...]:
             if not flags:
                 continue
             parts = ir.conjuncts(node.body) + (ir.conjuncts(node.cond) if node.cond is not None else [])
-            for part in parts:
-                if not (isinstance(part, ir.Compare) and part.op == "=="):
-                    continue
-                for side, other in ((part.left, part.right), (part.right, part.left)):
-                    field = input_field(side)
-                    if field is None or reads_field(other, field) or node.var not in ir.free_names(other):
-                        continue
-                    rest = [p for p in parts if p is not part and not reads_field(p, field)]
-                    witness = Witness(
-                        field,
-                        node.var,
-                        compile_expr(node.domain),
-                        compile_expr(other, (node.var,)),
-                        tuple(compile_expr(p, (node.var,)) for p in rest),
-                    )
-                    found.append(Flagged(node.domain.id, flags, witness))
+            found += [Flagged(node.domain.id, flags, witness) for witness in _compared(node, parts, [])]
     return tuple(found)
 
 
