@@ -929,7 +929,7 @@ class Case:
         for spec in plan.steer.flagged:
             if spec.field in value:
                 held = fields.setdefault(spec.field, [])
-                live = self.state.get(keyed[spec.field]) or () if spec.field in keyed else None
+                live = (self.state.get(keyed[spec.field]) or ()) if spec.field in keyed else None
                 # a key field takes a live key only (a subfolder's folder's folder may be the root)
                 held += [
                     v

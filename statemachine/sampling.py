@@ -403,11 +403,11 @@ class Sampler:
         pattern = schema.get("pattern")
         if self.texts and self.rng.random() < 0.5:
             # a field with a ``format`` keeps to its own draws
-            fits = [
-                t
-                for t in self.texts
-                if schema.get("format") is None and text_fits(t, lo, hi, pattern, unreadable=False)
-            ]
+            fits = (
+                [t for t in self.texts if text_fits(t, lo, hi, pattern, unreadable=False)]
+                if schema.get("format") is None
+                else []
+            )
             if fits:
                 return self.rng.choice(fits)
         if isinstance(pattern, str):
