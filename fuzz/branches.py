@@ -53,6 +53,13 @@ implementation that checks part-way through its update, after giving back the po
 redeemed and before taking back the ones it earned; it agrees with the contract until an order
 has both redeemed and earned points and the earned ones are spent, eight calls in.
 
+A condition inside a ``requires`` (``x if c else y``) gives one outcome more per arm: the call
+the clause refuses where, read with that arm in the condition's place, it would let the call in
+(``arms``). A restore looks for the item's name where it comes back, its folder while that is
+live and the root otherwise; the implementation that always looks in the old folder agrees with
+the contract until an item comes back at the root under a name another item there has, seven
+calls in, and no refusal of that clause in a live folder shows it.
+
 A condition nested in a way through another (``([] if len(w) < 2 else [w[1]]) if promoted else
 w``) gives its outcomes a second time, under the path that leads to it (``Branch.guard``): the
 second waiter left behind by a promotion is a state of its own, where a cancel of a waiting
@@ -176,14 +183,15 @@ def branches(op: Operation, contract: Contract) -> tuple[Branch, ...]:
 def conditions(op: Operation, contract: Contract) -> tuple[Branch, ...]:
     """Every condition of ``op`` whose outcomes a run counts: the ways through its effects
     (``branches``), then its requires' bounds (``bounds``), swapped keys (``swaps``), listed
-    values counted otherwise (``statuses``) and values read part-way through the effects
-    (``afters``)."""
+    values counted otherwise (``statuses``), values read part-way through the effects
+    (``afters``) and conditions read one way only (``arms``)."""
     return (
         branches(op, contract)
         + bounds(op, contract)
         + swaps(op, contract)
         + statuses(op, contract)
         + afters(op, contract)
+        + arms(op, contract)
     )
 
 
@@ -346,6 +354,37 @@ def afters(op: Operation, contract: Contract) -> tuple[Branch, ...]:
                 seen.add(name)
                 branch = _branch(op.name, number, (mutant,), (), name)
                 found.append(attrs.evolve(branch, refused=True, aims=()))
+    return tuple(found)
+
+
+ALWAYS = "always"
+"""The word of a condition read one way only: ``requires 4 always items[input.item].parent``."""
+
+
+def arms(op: Operation, contract: Contract) -> tuple[Branch, ...]:
+    """Each condition inside one of ``op``'s requires (``x if c else y``) read one way only,
+    ``x`` or ``y`` in its place: the implementation that looks for a restored item's name in
+    the folder it was in, where the contract looks at the root once that folder is in the
+    trash. As for ``statuses``, the outcome is the call the clause refuses where the mutant
+    lets it in, counted on that clause's refusals and planned for as that refusal with the
+    mutant holding. (The mutant is stricter than the clause in other states; that side, a call
+    accepted where the mutant refuses, would double the goals, and most of them no state meets:
+    an editor's own items in a folder that is not theirs.)"""
+    found: list[Branch] = []
+    seen: set[str] = set()
+    for number, clause in enumerate(op.requires, start=1):
+        tests = [node for node in ir.walk(clause.expr) if isinstance(node, ir.IfExp)]
+        for place, node in enumerate(tests, start=1):
+            for arm in (node.body, node.orelse):
+                mutant = _replaced(clause.expr, node, arm)
+                name = f"requires {number} {ALWAYS} {to_source(arm)}"
+                if len(tests) > 1:  # the same arm may close another condition: which one
+                    name += f" (condition {place})"
+                if name in seen or mutant == clause.expr:
+                    continue
+                seen.add(name)
+                refused = _branch(op.name, number, (mutant,), (), name)
+                found.append(attrs.evolve(refused, refused=True, aims=()))
     return tuple(found)
 
 
@@ -671,7 +710,9 @@ def find(contract: Contract, outcome: str) -> tuple[Branch, str] | None:
     """The branch an outcome name (``Branch.outcomes``) belongs to, if it names one."""
     name, _, what = outcome.rpartition(": ")
     words = what.split()
-    bound = words[:1] == ["requires"] and ("bound" in words or words[2:3] in ([SWAPPED], [ALSO], [AFTER]))
+    bound = words[:1] == ["requires"] and (
+        "bound" in words or words[2:3] in ([SWAPPED], [ALSO], [AFTER], [ALWAYS])
+    )
     if name not in contract.operations or len(words) < 3 or not (words[0] == "condition" or bound):
         return None  # a refusal (``requires k fails``) is none: no condition is built to say so
     for branch in conditions(contract.operations[name], contract):
@@ -680,4 +721,4 @@ def find(contract: Contract, outcome: str) -> tuple[Branch, str] | None:
     return None
 
 
-__all__ = ["Branch", "afters", "bounds", "branches", "conditions", "find", "statuses", "swaps"]
+__all__ = ["Branch", "afters", "arms", "bounds", "branches", "conditions", "find", "statuses", "swaps"]
