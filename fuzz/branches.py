@@ -380,7 +380,7 @@ def arms(op: Operation, contract: Contract) -> tuple[Branch, ...]:
                 name = f"requires {number} {ALWAYS} {to_source(arm)}"
                 if len(tests) > 1:  # the same arm may close another condition: which one
                     name += f" (condition {place})"
-                if name in seen or mutant == clause.expr:
+                if name in seen:  # `x if c else x`: one arm
                     continue
                 seen.add(name)
                 refused = _branch(op.name, number, (mutant,), (), name)
